@@ -1,0 +1,36 @@
+"""The vocabulary as data: labels, keys, edge types, provenance enums and indexes."""
+
+from .model import (
+    INTERNAL_FIELDS,
+    PROVENANCE_FIELDS,
+    VOLATILE_FIELDS,
+    EdgeSpec,
+    LabelSpec,
+    Source,
+    Status,
+)
+from .records import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Rejection
+from .validate import validate_edge, validate_node
+from .vocabulary import CRITICALITY, EDGES, HYPOTHESIS_STATES, LABELS, VERDICTS
+
+__all__ = [
+    "CRITICALITY",
+    "EDGES",
+    "HYPOTHESIS_STATES",
+    "INTERNAL_FIELDS",
+    "LABELS",
+    "PROVENANCE_FIELDS",
+    "VERDICTS",
+    "VOLATILE_FIELDS",
+    "EdgeRecord",
+    "EdgeSpec",
+    "LabelSpec",
+    "NodeRecord",
+    "NodeRef",
+    "RecordBatch",
+    "Rejection",
+    "Source",
+    "Status",
+    "validate_edge",
+    "validate_node",
+]

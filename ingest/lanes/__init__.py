@@ -1,0 +1,6 @@
+"""Lanes: pure functions from a source snapshot to records, registered by name."""
+
+from . import catalog as catalog
+from .registry import LANES, Lane, LaneInputs, register, resolve
+
+__all__ = ["LANES", "Lane", "LaneInputs", "register", "resolve"]

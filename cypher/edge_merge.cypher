@@ -1,0 +1,12 @@
+// Phase 2 of an edge write: rows whose endpoints exist are merged; the rest are reported.
+UNWIND $rows AS r
+MATCH (a:<<src_label>> {<<src_key>>})
+MATCH (b:<<dst_label>> {<<dst_key>>})
+MERGE (a)-[e:<<type>><<edge_key>>]->(b)
+WITH e, r, e.content_hash AS prev
+SET e += r.p,
+    e.content_hash = r.h,
+    e.first_seen = coalesce(e.first_seen, $now),
+    e.last_seen = $now,
+    e.last_scan = $now
+RETURN collect(r.i) AS written, sum(CASE WHEN prev IS NULL THEN 1 ELSE 0 END) AS created

@@ -1,0 +1,1 @@
+CREATE FULLTEXT INDEX FOR (n:<<label>>) ON (n.<<prop>>)

@@ -1,0 +1,1 @@
+CREATE INDEX FOR (n:<<label>>) ON (n.<<prop>>)

@@ -1,0 +1,2 @@
+MATCH ()-[e]->()
+RETURN type(e) AS type, count(e) AS n

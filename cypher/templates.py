@@ -1,0 +1,118 @@
+"""Every query the product runs is a constant `.cypher` file in this folder, loaded by name.
+
+Values always bind as `$parameters`. A few templates carry `<<slot>>` markers for what
+Cypher cannot parameterise (a label, a relationship type, the property names of a natural
+key); those are filled only from the schema's allow-lists, never from caller text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import NewType
+
+from stackgraph.schema import EDGES, LABELS
+
+_SLOT = re.compile(r"<<([a-z_]+)>>")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+Query = NewType("Query", str)
+"""Query text that came from a template; the store accepts nothing else."""
+
+
+class TemplateError(ValueError):
+    """A template is missing, or a slot was asked to hold something not in the schema."""
+
+
+@cache
+def load(name: str) -> Query:
+    """The text of template `name` (without `.cypher`)."""
+    if not _NAME.match(name):
+        raise TemplateError(f"invalid template name {name!r}")
+    path = resources.files(__package__).joinpath(f"{name}.cypher")
+    if not path.is_file():
+        raise TemplateError(f"no Cypher template named {name!r}")
+    return Query(path.read_text(encoding="utf-8"))
+
+
+def names() -> list[str]:
+    """All template names shipped with the package."""
+    root = resources.files(__package__)
+    return sorted(p.name[: -len(".cypher")] for p in root.iterdir() if p.name.endswith(".cypher"))
+
+
+def _key_map(props: tuple[str, ...], row_prefix: str) -> str:
+    return ", ".join(f"{p}: r.{row_prefix}{i}" for i, p in enumerate(props))
+
+
+def _key_map_params(props: tuple[str, ...], param_prefix: str) -> str:
+    return ", ".join(f"{p}: ${param_prefix}{i}" for i, p in enumerate(props))
+
+
+def _label(label: str) -> str:
+    if label not in LABELS:
+        raise TemplateError(f"label {label!r} is not in the schema")
+    return label
+
+
+@cache
+def render(
+    name: str,
+    label: str | None = None,
+    edge: tuple[str, str, str] | None = None,
+    prop: str | None = None,
+) -> Query:
+    """Template `name` with its slots filled for `label` or `edge` = (type, src, dst).
+
+    Key rows are positional: a node's key values travel as `r.k0, r.k1, ...`, an edge's
+    endpoints as `r.s0...` and `r.d0...`, its own key as `r.e0...`.
+    """
+    text = load(name)
+    slots: dict[str, str] = {}
+    if label is not None:
+        spec = LABELS[_label(label)]
+        slots |= {
+            "label": spec.name,
+            "key": _key_map(spec.keys, "k"),
+            "key_one": _key_map_params(spec.keys, "k"),
+        }
+        if prop is not None:
+            if prop not in (*spec.keys, *spec.fulltext):
+                raise TemplateError(f"{prop!r} is not an indexed property of {label}")
+            slots["prop"] = prop
+    if edge is not None:
+        etype, src, dst = edge
+        espec = EDGES.get(etype)
+        if espec is None:
+            raise TemplateError(f"relationship type {etype!r} is not in the schema")
+        s, d = LABELS[_label(src)], LABELS[_label(dst)]
+        edge_key = _key_map(espec.keys, "e")
+        slots |= {
+            "type": espec.name,
+            "src_label": s.name,
+            "dst_label": d.name,
+            "src_key": _key_map(s.keys, "s"),
+            "dst_key": _key_map(d.keys, "d"),
+            "src_key_one": _key_map_params(s.keys, "s"),
+            "dst_key_one": _key_map_params(d.keys, "d"),
+            "edge_key": f" {{{edge_key}}}" if edge_key else "",
+        }
+    if label is None and edge is None and "<<type>>" in text:
+        raise TemplateError(f"template {name!r} needs a relationship type")
+
+    def fill(match: re.Match[str]) -> str:
+        slot = match.group(1)
+        if slot not in slots:
+            raise TemplateError(f"template {name!r} needs slot {slot!r}")
+        return slots[slot]
+
+    return Query(_SLOT.sub(fill, text))
+
+
+def render_type(name: str, etype: str) -> Query:
+    """A template whose only slot is a relationship type (exports, stats)."""
+    if etype not in EDGES:
+        raise TemplateError(f"relationship type {etype!r} is not in the schema")
+    return Query(load(name).replace("<<type>>", etype))

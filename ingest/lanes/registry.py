@@ -1,0 +1,58 @@
+"""Lanes register by name; `stackgraph ingest --lanes a,b` runs them in the given order.
+
+A lane reads its source (files, an API) into a snapshot and turns it into records with a
+pure function; it never writes. The writer writes what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stackgraph.schema import RecordBatch
+
+from stackgraph.config import Settings
+from stackgraph.errors import InputError
+
+
+@dataclass(frozen=True)
+class LaneInputs:
+    """What a run of lanes may read: paths from the CLI or config, and the settings."""
+
+    settings: Settings
+    catalog: Path | None = None
+    manifests: Path | None = None
+    repos: tuple[Path, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str
+    description: str
+    collect: Callable[[LaneInputs], RecordBatch]
+
+
+LANES: dict[str, Lane] = {}
+
+
+def register(name: str, description: str) -> Callable[[Callable[[LaneInputs], RecordBatch]], Lane]:
+    def deco(fn: Callable[[LaneInputs], RecordBatch]) -> Lane:
+        lane = Lane(name, description, fn)
+        LANES[name] = lane
+        return lane
+
+    return deco
+
+
+def resolve(names: str) -> list[Lane]:
+    """Parse `a,b` into lanes, in order; unknown names are an error naming the choices."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if not wanted:
+        raise InputError("no lanes given")
+    unknown = [n for n in wanted if n not in LANES]
+    if unknown:
+        raise InputError(f"unknown lane(s) {', '.join(unknown)}; known: {', '.join(sorted(LANES))}")
+    return [LANES[n] for n in dict.fromkeys(wanted)]

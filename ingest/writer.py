@@ -1,0 +1,306 @@
+"""The single writer. Nothing else writes to the graph.
+
+Records are validated against the schema, deduplicated on their natural keys and written
+in batches of `UNWIND $rows ... MERGE` in two phases: first a light "touch" that only
+advances the clocks of rows whose content hash is unchanged, then a full MERGE of the new
+and changed rows. Re-ingesting unchanged sources therefore sends keys and hashes only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackgraph.schema import (
+    EDGES,
+    LABELS,
+    EdgeRecord,
+    NodeRecord,
+    RecordBatch,
+    Rejection,
+    validate_edge,
+    validate_node,
+)
+
+from stackgraph import cypher
+from stackgraph.errors import StackGraphError
+from stackgraph.store import GraphStore
+
+from .lease import WriterLease
+
+Clock = Callable[[], float]
+Progress = Callable[[int], None]
+
+
+@dataclass
+class Counts:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+
+@dataclass
+class IngestReport:
+    """Per-label and per-type outcome of one write, plus every refused record."""
+
+    nodes: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
+    edges: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def merge(self, other: IngestReport) -> None:
+        for mine, theirs in ((self.nodes, other.nodes), (self.edges, other.edges)):
+            for name, c in theirs.items():
+                m = mine[name]
+                m.created += c.created
+                m.updated += c.updated
+                m.unchanged += c.unchanged
+        self.rejected.extend(other.rejected)
+
+    def as_dict(self) -> dict[str, Any]:
+        def table(d: Mapping[str, Counts]) -> dict[str, dict[str, int]]:
+            return {
+                k: {"created": c.created, "updated": c.updated, "unchanged": c.unchanged}
+                for k, c in sorted(d.items())
+            }
+
+        return {
+            "nodes": table(self.nodes),
+            "edges": table(self.edges),
+            "rejected": [str(r) for r in self.rejected],
+        }
+
+
+def content_hash(props: Mapping[str, Any]) -> str:
+    """Stable digest of what a record sets; equal hashes mean the SET would change nothing."""
+    blob = json.dumps(props, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(blob.encode("utf-8"), digest_size=10).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _node_payload(node: NodeRecord) -> dict[str, Any]:
+    props = {k: _plain(v) for k, v in node.props.items()}
+    props |= {"source": str(node.source), "status": str(node.status)}
+    props["confidence"] = float(node.confidence)
+    return props
+
+
+def _edge_payload(edge: EdgeRecord) -> dict[str, Any]:
+    props = {k: _plain(v) for k, v in edge.props.items()}
+    props |= {"source": str(edge.source), "status": str(edge.status)}
+    props["confidence"] = float(edge.confidence)
+    return props
+
+
+def _dedupe_nodes(nodes: Iterable[NodeRecord]) -> dict[tuple[str, tuple[Any, ...]], dict[str, Any]]:
+    """Records naming the same node are merged in order (later properties win)."""
+    out: dict[tuple[str, tuple[Any, ...]], dict[str, Any]] = {}
+    for node in nodes:
+        spec = LABELS[node.label]
+        ident = (node.label, tuple(node.key[k] for k in spec.keys))
+        merged = out.setdefault(ident, {})
+        merged.update(_node_payload(node))
+    return out
+
+
+EdgeIdent = tuple[str, str, tuple[Any, ...], str, tuple[Any, ...], tuple[Any, ...]]
+
+
+def _dedupe_edges(edges: Iterable[EdgeRecord]) -> dict[EdgeIdent, tuple[dict[str, Any], str]]:
+    out: dict[EdgeIdent, tuple[dict[str, Any], str]] = {}
+    for edge in edges:
+        spec = EDGES[edge.type]
+        src_keys = tuple(edge.src.key[k] for k in LABELS[edge.src.label].keys)
+        dst_keys = tuple(edge.dst.key[k] for k in LABELS[edge.dst.label].keys)
+        own = tuple(_plain(edge.props[k]) for k in spec.keys)
+        ident = (edge.type, edge.src.label, src_keys, edge.dst.label, dst_keys, own)
+        merged, _ = out.get(ident, ({}, ""))
+        merged = {**merged, **_edge_payload(edge)}
+        out[ident] = (merged, str(edge))
+    return out
+
+
+def _chunks(rows: Sequence[dict[str, Any]], size: int) -> Iterable[Sequence[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+class GraphIngestor:
+    """The only code that writes. Hold it in a `with` block: it takes the writer lease.
+
+    with GraphStore.open(settings) as store, GraphIngestor(store) as writer:
+        report = writer.write(batch)
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        batch_size: int = 5000,
+        lease_ttl_s: float = 60.0,
+        clock: Clock = time.time,
+        who: str = "",
+    ) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self.clock = clock
+        self.lease = WriterLease(store.conn, store.graph_name, lease_ttl_s, who)
+        self._schema_applied = False
+
+    def __enter__(self) -> GraphIngestor:
+        self.lease.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lease.release()
+
+    def _check_lease(self) -> None:
+        if self.lease.lost:
+            raise StackGraphError("the writer lease was lost (expired or taken over); stopping")
+
+    # -- schema -----------------------------------------------------------------------
+
+    def existing_indexes(self) -> set[tuple[str, str, str]]:
+        rows = self.store.read(cypher.load("index_list"))
+        out: set[tuple[str, str, str]] = set()
+        for row in rows:
+            types = row.get("types") or {}
+            for prop in row.get("properties") or []:
+                kinds = types.get(prop, []) if isinstance(types, dict) else []
+                for kind in kinds or ["RANGE"]:
+                    out.add((row["label"], prop, str(kind).upper()))
+        return out
+
+    def apply_schema(self) -> list[str]:
+        """Create missing range and full-text indexes; return what was created."""
+        self._check_lease()
+        have = self.existing_indexes()
+        created: list[str] = []
+        for spec in LABELS.values():
+            for prop in spec.keys:
+                if (spec.name, prop, "RANGE") not in have:
+                    self.store.write(cypher.render("index_range", label=spec.name, prop=prop))
+                    created.append(f"range {spec.name}.{prop}")
+            for prop in spec.fulltext:
+                if (spec.name, prop, "FULLTEXT") not in have:
+                    self.store.write(cypher.render("index_fulltext", label=spec.name, prop=prop))
+                    created.append(f"fulltext {spec.name}.{prop}")
+        self._schema_applied = True
+        return created
+
+    # -- records ----------------------------------------------------------------------
+
+    def write(self, batch: RecordBatch, progress: Progress | None = None) -> IngestReport:
+        """Validate and write a batch: nodes first, then edges. Invalid records are
+        reported in `rejected`; the valid ones are still written."""
+        if not self._schema_applied:
+            self.apply_schema()
+        report = IngestReport()
+        report.rejected.extend(batch.problems)
+        now = float(self.clock())
+        good_nodes: list[NodeRecord] = []
+        for node in batch.nodes:
+            problems = validate_node(node)
+            if problems:
+                report.rejected.extend(problems)
+                if progress:
+                    progress(1)
+            else:
+                good_nodes.append(node)
+        good_edges: list[EdgeRecord] = []
+        for edge in batch.edges:
+            problems = validate_edge(edge)
+            if problems:
+                report.rejected.extend(problems)
+                if progress:
+                    progress(1)
+            else:
+                good_edges.append(edge)
+        self._write_nodes(good_nodes, now, report, progress)
+        self._write_edges(good_edges, now, report, progress)
+        return report
+
+    def _write_nodes(
+        self, nodes: list[NodeRecord], now: float, report: IngestReport, progress: Progress | None
+    ) -> None:
+        merged = _dedupe_nodes(nodes)
+        if progress and len(merged) < len(nodes):
+            progress(len(nodes) - len(merged))
+        by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for (label, keys), props in sorted(merged.items(), key=lambda kv: repr(kv[0])):
+            row: dict[str, Any] = {f"k{i}": v for i, v in enumerate(keys)}
+            row["h"] = content_hash(props)
+            row["p"] = props
+            row["i"] = len(by_label[label])
+            by_label[label].append(row)
+        for label in sorted(by_label):
+            rows = by_label[label]
+            counts = report.nodes[label]
+            touch_q = cypher.render("node_touch", label=label)
+            merge_q = cypher.render("node_merge", label=label)
+            for chunk in _chunks(rows, self.batch_size):
+                self._check_lease()
+                light = [{k: v for k, v in r.items() if k != "p"} for r in chunk]
+                touched = set(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
+                rest = [r for r in chunk if r["i"] not in touched]
+                counts.unchanged += len(touched)
+                if rest:
+                    out = self.store.write(merge_q, {"rows": rest, "now": now})[0]
+                    created = int(out["created"] or 0)
+                    counts.created += created
+                    counts.updated += int(out["written"]) - created
+                if progress:
+                    progress(len(chunk))
+
+    def _write_edges(
+        self, edges: list[EdgeRecord], now: float, report: IngestReport, progress: Progress | None
+    ) -> None:
+        merged = _dedupe_edges(edges)
+        if progress and len(merged) < len(edges):
+            progress(len(edges) - len(merged))
+        groups: dict[tuple[str, str, str], list[tuple[dict[str, Any], str]]] = defaultdict(list)
+        for ident, (props, name) in sorted(merged.items(), key=lambda kv: repr(kv[0])):
+            etype, src_label, src_keys, dst_label, dst_keys, own = ident
+            row: dict[str, Any] = {f"s{i}": v for i, v in enumerate(src_keys)}
+            row |= {f"d{i}": v for i, v in enumerate(dst_keys)}
+            row |= {f"e{i}": v for i, v in enumerate(own)}
+            row["h"] = content_hash(props)
+            row["p"] = props
+            group = groups[(etype, src_label, dst_label)]
+            row["i"] = len(group)
+            group.append((row, name))
+        for edge in sorted(groups):
+            entries = groups[edge]
+            counts = report.edges[edge[0]]
+            touch_q = cypher.render("edge_touch", edge=edge)
+            merge_q = cypher.render("edge_merge", edge=edge)
+            for start in range(0, len(entries), self.batch_size):
+                self._check_lease()
+                chunk = entries[start : start + self.batch_size]
+                light = [{k: v for k, v in r.items() if k != "p"} for r, _ in chunk]
+                touched = set(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
+                counts.unchanged += len(touched)
+                rest = [(r, n) for r, n in chunk if r["i"] not in touched]
+                if rest:
+                    out = self.store.write(merge_q, {"rows": [r for r, _ in rest], "now": now})[0]
+                    written = set(out["written"] or [])
+                    created = int(out["created"] or 0)
+                    counts.created += created
+                    counts.updated += len(written) - created
+                    for r, name in rest:
+                        if r["i"] not in written:
+                            report.rejected.append(
+                                Rejection(name, "endpoint", "source or target node does not exist")
+                            )
+                if progress:
+                    progress(len(chunk))

@@ -1,0 +1,67 @@
+"""The vocabulary's shape: labels, edge types and provenance enums as plain data.
+
+Everything that ends up as a label or relationship type in query text comes from
+these specs, so the allow-lists are the specs themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Source(StrEnum):
+    """Where a fact came from; LlmInferred never validates anything."""
+
+    STATIC_CODE = "StaticCode"
+    STATIC_INFRA = "StaticInfra"
+    TEMPO = "Tempo"
+    LOKI = "Loki"
+    PROMETHEUS = "Prometheus"
+    SYNTHETIC = "Synthetic"
+    LLM_INFERRED = "LlmInferred"
+    GIT = "Git"
+
+
+class Status(StrEnum):
+    ACTIVE = "Active"
+    STALE = "Stale"
+    CANDIDATE = "Candidate"
+    DEPRECATED = "Deprecated"
+
+
+PROVENANCE_FIELDS = ("source", "status", "confidence", "first_seen", "last_seen", "last_scan")
+"""Properties the writer owns on every node and edge."""
+
+VOLATILE_FIELDS = ("first_seen", "last_seen", "last_scan")
+"""Timestamps left out of exports so two ingests of the same sources compare equal."""
+
+INTERNAL_FIELDS = ("content_hash",)
+
+
+@dataclass(frozen=True)
+class LabelSpec:
+    """A node label: its natural key (the MERGE key) and what else it must carry."""
+
+    name: str
+    keys: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fulltext: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class EdgeSpec:
+    """A relationship type and the labels allowed at each end."""
+
+    name: str
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    """Edge properties that tell parallel edges of this type apart (MERGE key)."""
+    description: str = ""
+
+    def allows(self, src_label: str, dst_label: str) -> bool:
+        return src_label in self.sources and dst_label in self.targets

