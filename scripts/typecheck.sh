@@ -6,6 +6,6 @@ MYPY=${1:-.venv/bin/mypy}
 root=build/typecheck
 rm -rf "$root"
 mkdir -p "$root/stackgraph"
-for f in stackgraph/*.py; do ln -s "../../../$f" "$root/stackgraph/"; done
+for f in stackgraph/*; do case "$f" in *__pycache__) ;; *) ln -s "../../../$f" "$root/stackgraph/";; esac; done
 for d in schema cypher ingest rca memory eval; do ln -s "../../../$d" "$root/stackgraph/$d"; done
 "$MYPY" "$root/stackgraph"

@@ -1,8 +1,15 @@
-"""`stackgraph demo`: the example platform, end to end, re-runnable on the same data dir."""
+"""`stackgraph demo`: the example platform, end to end, re-runnable on the same data dir.
+
+The demo is a list of steps; each capability adds its own step (ingest a lane, run an
+investigation, ...) in order, so the story grows without reshaping this module.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -11,19 +18,46 @@ from .errors import InputError
 from .store import GraphStore
 
 
-def run_demo(settings: Settings, examples: Path, console: Console) -> None:
-    from .cli import report_table, run_ingest, stats_table
+@dataclass
+class DemoContext:
+    settings: Settings
+    examples: Path
+    console: Console
+    store: GraphStore
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def ingest_catalog(ctx: DemoContext) -> None:
+    from .cli.app import report_table, run_ingest
+
+    catalog = ctx.examples / "platform" / "catalog.yaml"
+    report = run_ingest(ctx.settings, "catalog", catalog=catalog, store=ctx.store)
+    ctx.console.print(report_table(report, "ingest: catalog"))
+    for problem in report.rejected:
+        ctx.console.print(f"[red]rejected[/red] {problem}")
+
+
+def show_stats(ctx: DemoContext) -> None:
+    from .cli.core import stats_table
     from .dump import stats
 
-    catalog = examples / "platform" / "catalog.yaml"
-    if not catalog.is_file():
-        raise InputError(f"example platform not found at {catalog} (pass --examples DIR)")
+    ctx.console.print(stats_table(stats(ctx.store), ctx.store.graph_name))
+
+
+STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
+    ("catalog", ingest_catalog),
+    ("stats", show_stats),
+]
+
+
+def run_demo(settings: Settings, examples: Path, console: Console) -> None:
+    if not (examples / "platform" / "catalog.yaml").is_file():
+        raise InputError(f"example platform not found in {examples} (pass --examples DIR)")
     console.rule("[bold]StackGraph demo")
     console.print(f"data dir: {settings.data_dir}   graph: {settings.graph!r}")
     with GraphStore.open(settings) as store:
         console.print(f"store: {store.where}")
-        report = run_ingest(settings, "catalog", catalog=catalog, store=store)
-        console.print(report_table(report, "ingest: catalog"))
-        for problem in report.rejected:
-            console.print(f"[red]rejected[/red] {problem}")
-        console.print(stats_table(stats(store), store.graph_name))
+        ctx = DemoContext(settings, examples, console, store)
+        for name, step in STEPS:
+            console.rule(name, style="dim")
+            step(ctx)

@@ -165,3 +165,25 @@ def test_graph_keys_are_independent(store: GraphStore, settings: object) -> None
     store.delete()
     assert stats(other) == {"nodes": {"Service": 2}, "edges": {"CALLS": 1}}
     other.delete()
+
+
+def test_mark_stale_flips_unseen_and_a_resighting_revives(store: GraphStore) -> None:
+    clock = Clock(100.0)
+    with GraphIngestor(store, clock=clock) as w:
+        w.write(platform(3))
+        clock.t = 200.0
+        w.write(RecordBatch(platform(3).nodes, platform(3).edges[:1]))
+        assert w.mark_stale(source="Tempo", cutoff=150.0, edge_type="CALLS") == 1
+        assert w.mark_stale(source="Tempo", cutoff=150.0, edge_type="CALLS") == 0
+        edges = {r["src"]["name"]: r["props"]["status"] for r in _edges(store)}
+        assert edges == {"s0": "Active", "s1": "Stale"}
+        clock.t = 300.0
+        report = w.write(platform(3))
+        assert report.edges["CALLS"].updated == 1
+    assert {r["props"]["status"] for r in _edges(store)} == {"Active"}
+
+
+def _edges(store: GraphStore) -> list[dict[str, object]]:
+    from stackgraph.dump import export_records
+
+    return [r for r in export_records(store) if r["kind"] == "edge"]

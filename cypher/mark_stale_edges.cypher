@@ -1,0 +1,6 @@
+// Edges from one source not seen since the cutoff turn Stale (never deleted).
+// The content hash is reset so a later sighting rewrites the edge as Active.
+MATCH ()-[e:<<type>>]->()
+WHERE e.source = $source AND e.last_seen < $cutoff AND e.status <> 'Stale'
+SET e.status = 'Stale', e.content_hash = 'stale', e.last_scan = $now
+RETURN count(e) AS n

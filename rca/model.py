@@ -1,0 +1,69 @@
+"""The read path's records: an alert in, a ranked plan out. Stable across the API, the
+agent, the CLI and the replay harness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Alert:
+    """What fired: Alertmanager labels/annotations, when, and its fingerprint."""
+
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    starts_at: float | None = None
+    """Epoch seconds; the alert window ends here (or at `at`)."""
+    fingerprint: str | None = None
+    status: str = "firing"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a signal scored what it did, with the provenance of the fact behind it."""
+
+    signal: str
+    summary: str
+    source: str
+    value: float | None = None
+    ref: str | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One suspect root cause: its blended score, the breakdown, and how to check it."""
+
+    service: str
+    score: float
+    signals: Mapping[str, float]
+    paths: Sequence[Sequence[str]] = ()
+    evidence: Sequence[Evidence] = ()
+    suggested_tools: Sequence[str] = ()
+    kind: str = "Service"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The ranked plan. Empty candidates always come with a reason; never an exception."""
+
+    anchor: str | None
+    candidates: Sequence[Candidate]
+    reason: str = ""
+    at: float | None = None
+    playbook: str = "default"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class MetricsSource(Protocol):
+    """A service's own metrics, live (Prometheus) or replayed (dataset files).
+
+    `kind` is one of "latency", "errors", "cpu", "memory", "workload", "network", "other".
+    """
+
+    def kinds(self, service: str) -> Sequence[str]: ...
+
+    def values(self, service: str, kind: str, start: float, end: float) -> Sequence[float]: ...

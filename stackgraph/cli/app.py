@@ -1,0 +1,147 @@
+"""The typer app, global options and helpers every command module shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stackgraph.config import Settings, load_settings
+
+app = typer.Typer(
+    help="StackGraph: a property-graph world-model of your platform for root-cause analysis.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+graph_app = typer.Typer(help="Inspect the graph.", no_args_is_help=True)
+schema_app = typer.Typer(
+    help="The schema: labels, keys, edge types, indexes.", no_args_is_help=True
+)
+db_app = typer.Typer(help="The embedded FalkorDB server of the data dir.", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+app.add_typer(schema_app, name="schema")
+app.add_typer(db_app, name="db")
+
+out = Console()
+err = Console(stderr=True)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class State:
+    config: Path | None = None
+    data_dir: Path | None = None
+    graph: str | None = None
+
+    def settings(self, **overrides: Any) -> Settings:
+        return load_settings(self.config, data_dir=self.data_dir, graph=self.graph, **overrides)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML config file (env STACKGRAPH_* wins).")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Data dir [env STACKGRAPH_DATA_DIR].")
+    ] = None,
+    graph: Annotated[
+        str | None, typer.Option("--graph", help="Graph key [env STACKGRAPH_GRAPH].")
+    ] = None,
+) -> None:
+    ctx.obj = State(config, data_dir, graph)
+
+
+def state_of(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, State) else State()
+
+
+@contextmanager
+def open_store(settings: Settings) -> Iterator[Any]:
+    from stackgraph.store import GraphStore
+
+    with GraphStore.open(settings) as store:
+        yield store
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+
+
+def report_table(report: Any, title: str) -> Table:
+    table = Table(title=title)
+    for col in ("kind", "name", "created", "updated", "unchanged"):
+        table.add_column(
+            col, justify="right" if col in {"created", "updated", "unchanged"} else "left"
+        )
+    for kind, rows in (("node", report.nodes), ("edge", report.edges)):
+        for name, c in sorted(rows.items()):
+            table.add_row(kind, name, str(c.created), str(c.updated), str(c.unchanged))
+    return table
+
+
+def run_ingest(
+    settings: Settings,
+    lanes: str,
+    *,
+    catalog: Path | None = None,
+    manifests: Path | None = None,
+    repos: tuple[Path, ...] = (),
+    options: dict[str, Any] | None = None,
+    store: Any = None,
+) -> Any:
+    """Collect the named lanes and write their records through the single writer."""
+    from stackgraph.ingest import GraphIngestor, IngestReport, LaneInputs, resolve
+    from stackgraph.schema import RecordBatch
+
+    chosen = resolve(lanes)
+    inputs = LaneInputs(settings, catalog, manifests, repos, options or {})
+    batches: list[tuple[str, RecordBatch]] = [(lane.name, lane.collect(inputs)) for lane in chosen]
+    total = sum(len(b.nodes) + len(b.edges) for _, b in batches)
+    report = IngestReport()
+
+    def write(st: Any) -> None:
+        writer = GraphIngestor(st, settings.batch_size, settings.lease_ttl_s, who="ingest")
+        with writer, _progress() as progress:
+            task = progress.add_task("ingest", total=total)
+            for name, batch in batches:
+                progress.update(task, description=f"ingest {name}")
+                report.merge(writer.write(batch, lambda n: progress.advance(task, n)))
+
+    if store is not None:
+        write(store)
+    else:
+        with open_store(settings) as st:
+            write(st)
+    return report
+
+
+def print_report(report: Any, as_json: bool) -> None:
+    if as_json:
+        out.print_json(data=report.as_dict())
+    else:
+        out.print(report_table(report, "ingest"))
+    if report.rejected:
+        for r in report.rejected[:50]:
+            err.print(f"[red]rejected[/red] {r}", markup=True, highlight=False)
+        if len(report.rejected) > 50:
+            err.print(f"... and {len(report.rejected) - 50} more")
+        err.print(f"{len(report.rejected)} record(s) rejected")
