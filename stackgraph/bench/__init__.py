@@ -1,0 +1,8 @@
+"""Benchmarks (`make bench`): each module measures one capability as ratios against a
+reference run in the same process, and returns a markdown section for BENCHMARKS.md."""
+
+from __future__ import annotations
+
+BENCHES: dict[str, str] = {
+    "ingest": "stackgraph.bench.ingest",
+}
