@@ -1,4 +1,5 @@
-// Phase 2 of an edge write: rows whose endpoints exist are merged; the rest are reported.
+// Phase 2 of an edge write: rows whose endpoints exist are merged; rows whose endpoints
+// are missing produce nothing (edge_missing finds them when the count falls short).
 UNWIND $rows AS r
 MATCH (a:<<src_label>> {<<src_key>>})
 MATCH (b:<<dst_label>> {<<dst_key>>})
@@ -9,4 +10,4 @@ SET e += r.p,
     e.first_seen = coalesce(e.first_seen, $now),
     e.last_seen = $now,
     e.last_scan = $now
-RETURN collect(r.i) AS written, sum(CASE WHEN prev IS NULL THEN 1 ELSE 0 END) AS created
+RETURN count(e) AS written, sum(CASE WHEN prev IS NULL THEN 1 ELSE 0 END) AS created

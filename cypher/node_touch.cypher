@@ -1,4 +1,6 @@
-// Phase 1 of a node write: rows whose content is unchanged only advance their clocks.
+// Phase 1 of a node write: rows whose content hash is unchanged only advance their clocks.
+// (FalkorDB refuses SET on an OPTIONAL MATCH miss and ignores SET inside FOREACH, so the
+// touched rows come back and the writer derives the rest.)
 UNWIND $rows AS r
 MATCH (n:<<label>> {<<key>>})
 WHERE n.content_hash = r.h

@@ -117,17 +117,19 @@ def _dedupe_nodes(nodes: Iterable[NodeRecord]) -> dict[tuple[str, tuple[Any, ...
 EdgeIdent = tuple[str, str, tuple[Any, ...], str, tuple[Any, ...], tuple[Any, ...]]
 
 
-def _dedupe_edges(edges: Iterable[EdgeRecord]) -> dict[EdgeIdent, tuple[dict[str, Any], str]]:
-    out: dict[EdgeIdent, tuple[dict[str, Any], str]] = {}
+def _dedupe_edges(
+    edges: Iterable[EdgeRecord],
+) -> dict[EdgeIdent, tuple[dict[str, Any], EdgeRecord]]:
+    out: dict[EdgeIdent, tuple[dict[str, Any], EdgeRecord]] = {}
     for edge in edges:
         spec = EDGES[edge.type]
         src_keys = tuple(edge.src.key[k] for k in LABELS[edge.src.label].keys)
         dst_keys = tuple(edge.dst.key[k] for k in LABELS[edge.dst.label].keys)
         own = tuple(_plain(edge.props[k]) for k in spec.keys)
         ident = (edge.type, edge.src.label, src_keys, edge.dst.label, dst_keys, own)
-        merged, _ = out.get(ident, ({}, ""))
-        merged = {**merged, **_edge_payload(edge)}
-        out[ident] = (merged, str(edge))
+        previous = out.get(ident)
+        payload = _edge_payload(edge)
+        out[ident] = ({**previous[0], **payload} if previous else payload, edge)
     return out
 
 
@@ -246,6 +248,10 @@ class GraphIngestor:
         self._write_edges(good_edges, now, report, progress)
         return report
 
+    def _count(self, query: cypher.Query) -> int:
+        rows = self.store.read(query)
+        return int(rows[0]["n"]) if rows else 0
+
     def _write_nodes(
         self, nodes: list[NodeRecord], now: float, report: IngestReport, progress: Progress | None
     ) -> None:
@@ -262,14 +268,19 @@ class GraphIngestor:
         for label in sorted(by_label):
             rows = by_label[label]
             counts = report.nodes[label]
+            # an empty label has nothing to touch: skip phase 1 (the first ingest)
+            fresh = self._count(cypher.render("count_label", label=label)) == 0
             touch_q = cypher.render("node_touch", label=label)
             merge_q = cypher.render("node_merge", label=label)
             for chunk in _chunks(rows, self.batch_size):
                 self._check_lease()
-                light = [{k: v for k, v in r.items() if k != "p"} for r in chunk]
-                touched = set(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
-                rest = [r for r in chunk if r["i"] not in touched]
-                counts.unchanged += len(touched)
+                rest: Sequence[dict[str, Any]] = chunk
+                if not fresh:
+                    light = [{k: v for k, v in r.items() if k != "p"} for r in chunk]
+                    done = self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"]
+                    touched = set(done)
+                    rest = [r for r in chunk if r["i"] not in touched]
+                counts.unchanged += len(chunk) - len(rest)
                 if rest:
                     out = self.store.write(merge_q, {"rows": rest, "now": now})[0]
                     created = int(out["created"] or 0)
@@ -284,8 +295,10 @@ class GraphIngestor:
         merged = _dedupe_edges(edges)
         if progress and len(merged) < len(edges):
             progress(len(edges) - len(merged))
-        groups: dict[tuple[str, str, str], list[tuple[dict[str, Any], str]]] = defaultdict(list)
-        for ident, (props, name) in sorted(merged.items(), key=lambda kv: repr(kv[0])):
+        groups: dict[tuple[str, str, str], list[tuple[dict[str, Any], EdgeRecord]]] = defaultdict(
+            list
+        )
+        for ident, (props, record) in sorted(merged.items(), key=lambda kv: repr(kv[0])):
             etype, src_label, src_keys, dst_label, dst_keys, own = ident
             row: dict[str, Any] = {f"s{i}": v for i, v in enumerate(src_keys)}
             row |= {f"d{i}": v for i, v in enumerate(dst_keys)}
@@ -294,7 +307,11 @@ class GraphIngestor:
             row["p"] = props
             group = groups[(etype, src_label, dst_label)]
             row["i"] = len(group)
-            group.append((row, name))
+            group.append((row, record))
+        fresh_types = {
+            etype: self._count(cypher.render_type("count_type", etype)) == 0
+            for etype in {g[0] for g in groups}
+        }
         for edge in sorted(groups):
             entries = groups[edge]
             counts = report.edges[edge[0]]
@@ -303,20 +320,38 @@ class GraphIngestor:
             for start in range(0, len(entries), self.batch_size):
                 self._check_lease()
                 chunk = entries[start : start + self.batch_size]
-                light = [{k: v for k, v in r.items() if k != "p"} for r, _ in chunk]
-                touched = set(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
-                counts.unchanged += len(touched)
-                rest = [(r, n) for r, n in chunk if r["i"] not in touched]
+                rest = chunk
+                if not fresh_types[edge[0]]:
+                    light = [{k: v for k, v in r.items() if k != "p"} for r, _ in chunk]
+                    done = self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"]
+                    touched = set(done)
+                    rest = [(r, rec) for r, rec in chunk if r["i"] not in touched]
+                counts.unchanged += len(chunk) - len(rest)
                 if rest:
-                    out = self.store.write(merge_q, {"rows": [r for r, _ in rest], "now": now})[0]
-                    written = set(out["written"] or [])
-                    created = int(out["created"] or 0)
+                    rows = [r for r, _ in rest]
+                    out = self.store.write(merge_q, {"rows": rows, "now": now})[0]
+                    written, created = int(out["written"]), int(out["created"] or 0)
                     counts.created += created
-                    counts.updated += len(written) - created
-                    for r, name in rest:
-                        if r["i"] not in written:
-                            report.rejected.append(
-                                Rejection(name, "endpoint", "source or target node does not exist")
-                            )
+                    counts.updated += written - created
+                    if written < len(rows):
+                        self._reject_missing(edge, rest, report)
                 if progress:
                     progress(len(chunk))
+
+    def _reject_missing(
+        self,
+        edge: tuple[str, str, str],
+        rest: Sequence[tuple[dict[str, Any], EdgeRecord]],
+        report: IngestReport,
+    ) -> None:
+        keys = [{k: v for k, v in r.items() if k[0] in "sdi"} for r, _ in rest]
+        found = self.store.read(cypher.render("edge_missing", edge=edge), {"rows": keys})
+        missing = set(found[0]["missing"]) if found else set()
+        for row, record in rest:
+            if row["i"] in missing:
+                report.rejected.append(
+                    Rejection(
+                        str(record), "endpoint", "source or target node does not exist",
+                        record.origin,
+                    )
+                )  # fmt: skip

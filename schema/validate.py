@@ -1,11 +1,14 @@
 """Record validation against the schema, before anything reaches the graph.
 
 Each check returns the reasons a record is refused; an empty list means it may be written.
+Checks collect (field, message) pairs and name the record only when something is wrong,
+since naming every record would cost more than checking it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,8 +16,12 @@ from .model import PROVENANCE_FIELDS, Source, Status
 from .records import EdgeRecord, NodeRecord, NodeRef, Rejection
 from .vocabulary import EDGES, LABELS
 
+_PROP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SOURCES = {s.value for s in Source}
 _STATUSES = {s.value for s in Status}
+_OWNED = {*PROVENANCE_FIELDS, "content_hash"}
+
+Problem = tuple[str, str]
 
 
 def _check_scalar(value: Any) -> str | None:
@@ -38,8 +45,7 @@ def check_value(value: Any) -> str | None:
     if value is None:
         return "is null (omit the property instead)"
     if isinstance(value, list | tuple):
-        kinds = {type(v) for v in value}
-        if len(kinds) > 1:
+        if len({type(v) for v in value}) > 1:
             return "is a list of mixed types"
         for item in value:
             problem = _check_scalar(item)
@@ -49,100 +55,103 @@ def check_value(value: Any) -> str | None:
     return _check_scalar(value)
 
 
-def _check_props(record: str, origin: str, props: Mapping[str, Any]) -> list[Rejection]:
-    out: list[Rejection] = []
+def _props(props: Mapping[str, Any]) -> list[Problem]:
+    out: list[Problem] = []
     for name, value in props.items():
-        if name in PROVENANCE_FIELDS or name == "content_hash":
-            out.append(Rejection(record, name, "is owned by the writer", origin))
-            continue
-        problem = check_value(value)
-        if problem:
-            out.append(Rejection(record, name, problem, origin))
+        if not isinstance(name, str) or not _PROP_NAME.match(name):
+            out.append((str(name), "is not a valid property name"))
+        elif name in _OWNED:
+            out.append((name, "is owned by the writer"))
+        else:
+            problem = check_value(value)
+            if problem:
+                out.append((name, problem))
     return out
 
 
-def _check_provenance(
-    record: str, origin: str, source: str, status: str, confidence: float
-) -> list[Rejection]:
-    out: list[Rejection] = []
-    if str(source) not in _SOURCES:
-        out.append(
-            Rejection(record, "source", f"{source!r} is not one of {sorted(_SOURCES)}", origin)
-        )
-    if str(status) not in _STATUSES:
-        out.append(
-            Rejection(record, "status", f"{status!r} is not one of {sorted(_STATUSES)}", origin)
-        )
+def _provenance(source: str, status: str, confidence: float) -> list[Problem]:
+    out: list[Problem] = []
+    if source not in _SOURCES:
+        out.append(("source", f"{source!r} is not one of {sorted(_SOURCES)}"))
+    if status not in _STATUSES:
+        out.append(("status", f"{status!r} is not one of {sorted(_STATUSES)}"))
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, int | float)
         or not 0.0 <= float(confidence) <= 1.0
     ):
-        out.append(Rejection(record, "confidence", f"{confidence!r} is not in [0, 1]", origin))
+        out.append(("confidence", f"{confidence!r} is not in [0, 1]"))
     return out
 
 
-def check_ref(ref: NodeRef, record: str, origin: str, field: str) -> list[Rejection]:
+def _ref(ref: NodeRef, field: str) -> list[Problem]:
     spec = LABELS.get(ref.label)
     if spec is None:
-        return [Rejection(record, field, f"unknown label {ref.label!r}", origin)]
-    out: list[Rejection] = []
+        return [(field, f"unknown label {ref.label!r}")]
+    out: list[Problem] = []
     for key in spec.keys:
         if key not in ref.key:
-            out.append(Rejection(record, f"{field}.{key}", "natural key is missing", origin))
+            out.append((f"{field}.{key}", "natural key is missing"))
             continue
         value = ref.key[key]
-        problem = "is empty" if value == "" else _check_scalar(value)
-        if value is None:
-            problem = "is null"
+        problem = "is null" if value is None else "is empty" if value == "" else None
+        problem = problem or _check_scalar(value)
         if problem:
-            out.append(Rejection(record, f"{field}.{key}", problem, origin))
-    extra = set(ref.key) - set(spec.keys)
-    if extra:
-        out.append(
-            Rejection(record, field, f"{sorted(extra)} are not part of {ref.label}'s key", origin)
-        )
+            out.append((f"{field}.{key}", problem))
+    if len(ref.key) != len(spec.keys):
+        extra = sorted(set(ref.key) - set(spec.keys))
+        if extra:
+            out.append((field, f"{extra} are not part of {ref.label}'s key"))
     return out
+
+
+def _name(problems: list[Problem], record: object, origin: str) -> list[Rejection]:
+    if not problems:
+        return []
+    name = str(record)
+    return [Rejection(name, field, message, origin) for field, message in problems]
 
 
 def validate_node(node: NodeRecord) -> list[Rejection]:
-    record, origin = str(node), node.origin
     spec = LABELS.get(node.label)
     if spec is None:
-        return [Rejection(record, "label", f"unknown label {node.label!r}", origin)]
-    out = check_ref(node.ref, record, origin, "key")
-    out += _check_provenance(record, origin, str(node.source), str(node.status), node.confidence)
-    out += _check_props(record, origin, node.props)
-    overlap = set(node.props) & set(spec.keys)
-    out += [Rejection(record, name, "duplicates the natural key", origin) for name in overlap]
-    for name in spec.required:
-        if name not in node.props:
-            out.append(Rejection(record, name, "required property is missing", origin))
+        return _name([("label", f"unknown label {node.label!r}")], node, node.origin)
+    out = _ref(node.ref, "key")
+    out += _provenance(str(node.source), str(node.status), node.confidence)
+    out += _props(node.props)
+    out += [(name, "duplicates the natural key") for name in set(node.props) & set(spec.keys)]
+    out += [
+        (name, "required property is missing") for name in spec.required if name not in node.props
+    ]
     for name, allowed in spec.enums.items():
         if name in node.props and node.props[name] not in allowed:
-            msg = f"{node.props[name]!r} is not one of {list(allowed)}"
-            out.append(Rejection(record, name, msg, origin))
-    return out
+            out.append((name, f"{node.props[name]!r} is not one of {list(allowed)}"))
+    return _name(out, node, node.origin)
 
 
 def validate_edge(edge: EdgeRecord) -> list[Rejection]:
-    record, origin = str(edge), edge.origin
     spec = EDGES.get(edge.type)
     if spec is None:
-        return [Rejection(record, "type", f"unknown relationship type {edge.type!r}", origin)]
-    out = check_ref(edge.src, record, origin, "src")
-    out += check_ref(edge.dst, record, origin, "dst")
+        return _name([("type", f"unknown relationship type {edge.type!r}")], edge, edge.origin)
+    out = _ref(edge.src, "src") + _ref(edge.dst, "dst")
     if out:
-        return out
+        return _name(out, edge, edge.origin)
     if not spec.allows(edge.src.label, edge.dst.label):
-        msg = (
+        out.append((
+            "type",
             f"{edge.type} may not go from {edge.src.label} to {edge.dst.label} "
-            f"(allowed: {list(spec.sources)} -> {list(spec.targets)})"
-        )
-        out.append(Rejection(record, "type", msg, origin))
-    out += _check_provenance(record, origin, str(edge.source), str(edge.status), edge.confidence)
-    out += _check_props(record, origin, edge.props)
-    for name in (*spec.required, *spec.keys):
-        if name not in edge.props:
-            out.append(Rejection(record, name, "required property is missing", origin))
-    return out
+            f"(allowed: {list(spec.sources)} -> {list(spec.targets)})",
+        ))  # fmt: skip
+    out += _provenance(str(edge.source), str(edge.status), edge.confidence)
+    out += _props(edge.props)
+    out += [
+        (name, "required property is missing")
+        for name in (*spec.required, *spec.keys)
+        if name not in edge.props
+    ]
+    return _name(out, edge, edge.origin)
+
+
+def check_ref(ref: NodeRef, record: str, origin: str, field: str) -> list[Rejection]:
+    """Validate a node reference on its own (for callers building edges by hand)."""
+    return [Rejection(record, f, m, origin) for f, m in _ref(ref, field)]

@@ -18,6 +18,7 @@ from stackgraph.cypher import Query
 from .config import Settings
 from .embedded import EmbeddedFalkorDB
 from .errors import StoreError, StoreUnavailable
+from .params import header as params_header
 
 
 def _redact(url: str) -> str:
@@ -41,6 +42,11 @@ def check(conn: redis.Redis, where: str) -> None:
     names = {str(m.get("name", "")) for m in modules if isinstance(m, dict)}
     if names and "graph" not in names:
         raise StoreUnavailable(f"the server at {where} has no FalkorDB (graph) module")
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    columns = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
+    return [dict(zip(columns, row, strict=False)) for row in result.result_set]
 
 
 class GraphStore:
@@ -132,16 +138,16 @@ class GraphStore:
         if not self.exists():
             return []
         with self._translate("read query"):
-            result = self._graph.ro_query(query, dict(params or {}), timeout=self.timeout_ms)
-        header = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
-        return [dict(zip(header, row, strict=False)) for row in result.result_set]
+            result = self._graph.ro_query(
+                params_header(params or {}) + query, timeout=self.timeout_ms
+            )
+        return _rows(result)
 
     def write(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a write template. Only the single writer (`stackgraph.ingest`) calls this."""
         with self._translate("write query"):
-            result = self._graph.query(query, dict(params or {}), timeout=self.timeout_ms)
-        header = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
-        return [dict(zip(header, row, strict=False)) for row in result.result_set]
+            result = self._graph.query(params_header(params or {}) + query, timeout=self.timeout_ms)
+        return _rows(result)
 
     def delete(self) -> None:
         """Drop this graph key only; other keys on the server are untouched."""

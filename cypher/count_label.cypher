@@ -1,0 +1,2 @@
+MATCH (n:<<label>>)
+RETURN count(n) AS n

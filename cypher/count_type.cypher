@@ -1,0 +1,2 @@
+MATCH ()-[e:<<type>>]->()
+RETURN count(e) AS n
