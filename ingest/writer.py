@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackgraph import cypher
+from stackgraph.errors import StackGraphError
 from stackgraph.schema import (
     EDGES,
     LABELS,
@@ -26,9 +28,6 @@ from stackgraph.schema import (
     validate_edge,
     validate_node,
 )
-
-from stackgraph import cypher
-from stackgraph.errors import StackGraphError
 from stackgraph.store import GraphStore
 
 from .lease import WriterLease

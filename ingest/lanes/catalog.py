@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from stackgraph.schema import EdgeRecord, NodeRecord, RecordBatch, Rejection, Source
 
 from stackgraph.errors import InputError
+from stackgraph.schema import EdgeRecord, NodeRecord, RecordBatch, Rejection, Source
 
 from .registry import LaneInputs, register
 

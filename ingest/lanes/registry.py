@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stackgraph.schema import RecordBatch
-
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
+from stackgraph.schema import RecordBatch
 
 
 @dataclass(frozen=True)

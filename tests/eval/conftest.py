@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from stackgraph.eval.datasets import DEFAULT_DIRS, Case, load_cases
 
 _CACHE: dict[str, list[Case]] = {}

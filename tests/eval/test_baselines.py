@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 from stackgraph.eval.baselines import BASELINES, accuracy_at
 from stackgraph.eval.datasets import CallEdge, Case, MetricSeries
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from stackgraph.eval.datasets import ADAPTERS, METRIC_KINDS, Case, DatasetError, load_cases
 
 EXPECTED = {

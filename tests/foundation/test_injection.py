@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from stackgraph.ingest import GraphIngestor
-from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 
 from stackgraph import cypher
 from stackgraph.dump import stats
+from stackgraph.ingest import GraphIngestor
+from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
 PAYLOADS = [

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+
+from stackgraph import cypher
 from stackgraph.schema import (
     EDGES,
     LABELS,
@@ -12,8 +14,6 @@ from stackgraph.schema import (
     validate_edge,
     validate_node,
 )
-
-from stackgraph import cypher
 
 
 def svc(name: str, **props: object) -> NodeRecord:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from stackgraph.ingest import GraphIngestor
-from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 
 from stackgraph.dump import export_lines, stats
 from stackgraph.errors import LeaseHeldError
+from stackgraph.ingest import GraphIngestor
+from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
 
