@@ -70,9 +70,15 @@ class Settings(BaseSettings):
     """Resolution of range queries for the read path's metric probes."""
     telemetry_spans: Path | None = None
     """Span file or folder (OTLP JSON, Jaeger JSON, CSV): the offline source."""
-    telemetry_metric_requests: str = Field(default="traces_service_graph_request_total", pattern=_METRIC)
-    telemetry_metric_failed: str = Field(default="traces_service_graph_request_failed_total", pattern=_METRIC)
-    telemetry_metric_server_seconds: str = Field(default="traces_service_graph_request_server_seconds", pattern=_METRIC)
+    telemetry_metric_requests: str = Field(
+        default="traces_service_graph_request_total", pattern=_METRIC
+    )
+    telemetry_metric_failed: str = Field(
+        default="traces_service_graph_request_failed_total", pattern=_METRIC
+    )
+    telemetry_metric_server_seconds: str = Field(
+        default="traces_service_graph_request_server_seconds", pattern=_METRIC
+    )
     """Histogram family (without `_bucket`) of server-side request latency."""
     telemetry_latency_unit_s: float = Field(default=1.0, gt=0)
     """Unit of that histogram in seconds (0.001 for a millisecond histogram)."""

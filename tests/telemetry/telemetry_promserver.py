@@ -16,7 +16,6 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
@@ -45,8 +44,11 @@ class Pair:
     """Number of points written (the pair stops sending after that)."""
 
     def labels(self) -> str:
-        parts = [f'client="{self.client}"', f'server="{self.server}"',
-                 f'connection_type="{self.connection_type}"']  # fmt: skip
+        parts = [
+            f'client="{self.client}"',
+            f'server="{self.server}"',
+            f'connection_type="{self.connection_type}"',
+        ]
         if self.virtual_node:
             parts.append(f'virtual_node="{self.virtual_node}"')
         if self.subject:
@@ -95,16 +97,23 @@ CPU = {"payment": 0.5, "checkout": 0.25}
 
 def openmetrics() -> str:
     lines: list[str] = []
-    fams = (("traces_service_graph_request", "request_total", lambda p, n: n),
-            ("traces_service_graph_request_failed", "request_failed_total",
-             lambda p, n: round(n * p.error_ratio)))  # fmt: skip
+    fams = (
+        ("traces_service_graph_request", "request_total", lambda p, n: n),
+        (
+            "traces_service_graph_request_failed",
+            "request_failed_total",
+            lambda p, n: round(n * p.error_ratio),
+        ),
+    )
     for family, suffix, value in fams:
         lines.append(f"# TYPE {family} counter")
         for p in PAIRS:
             for i in range(p.until):
                 n = round(p.rps * STEP * (i + 1))
-                lines.append(f"traces_service_graph_{suffix}{{{p.labels()}}} "
-                             f"{float(value(p, n))} {START + i * STEP}")  # fmt: skip
+                lines.append(
+                    f"traces_service_graph_{suffix}{{{p.labels()}}} "
+                    f"{float(value(p, n))} {START + i * STEP}"
+                )
     hist = "traces_service_graph_request_server_seconds"
     lines.append(f"# TYPE {hist} histogram")
     for p in PAIRS:
@@ -119,8 +128,10 @@ def openmetrics() -> str:
     lines.append("# TYPE container_cpu_usage_seconds counter")
     for container, cores in CPU.items():
         for i in range(POINTS):
-            lines.append(f'container_cpu_usage_seconds_total{{container="{container}"}} '
-                         f"{cores * STEP * (i + 1)} {START + i * STEP}")  # fmt: skip
+            lines.append(
+                f'container_cpu_usage_seconds_total{{container="{container}"}} '
+                f"{cores * STEP * (i + 1)} {START + i * STEP}"
+            )
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
 
@@ -144,19 +155,32 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]
     root = tmp_path_factory.mktemp("prometheus")
     (root / "sg.om").write_text(openmetrics(), encoding="utf-8")
     subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(root / "sg.om"),
-         str(root / "tsdb")],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            "promtool",
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            str(root / "sg.om"),
+            str(root / "tsdb"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (root / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
     port = free_port()
     log = (root / "prometheus.log").open("wb")
     proc = subprocess.Popen(
-        ["prometheus", f"--config.file={root / 'prometheus.yml'}",
-         f"--storage.tsdb.path={root / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}",
-         "--storage.tsdb.retention.time=100y"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            "prometheus",
+            f"--config.file={root / 'prometheus.yml'}",
+            f"--storage.tsdb.path={root / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--storage.tsdb.retention.time=100y",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):

@@ -124,8 +124,11 @@ def edges_to_records(stats: Sequence[EdgeStat], *, seen_at: float) -> RecordBatc
 
     out = RecordBatch()
     for (label, name), flags in sorted(nodes.items()):
-        out.nodes.append(NodeRecord(label, _key(label, name), dict(flags), Source.TEMPO,
-                                    origin="tempo service graph"))  # fmt: skip
+        out.nodes.append(
+            NodeRecord(
+                label, _key(label, name), dict(flags), Source.TEMPO, origin="tempo service graph"
+            )
+        )
     for (etype, a, b), acc in sorted(edges.items()):
         props: dict[str, float | int | str] = {
             "trace_count": round(acc.count),
@@ -137,8 +140,11 @@ def edges_to_records(stats: Sequence[EdgeStat], *, seen_at: float) -> RecordBatc
         if acc.connection_type:
             props["connection_type"] = acc.connection_type
         ra, rb = NodeRef(a[0], _key(*a)), NodeRef(b[0], _key(*b))
-        out.edges.append(EdgeRecord(etype, ra, rb, props, Source.TEMPO,
-                                    origin=f"tempo service graph {a[1]} -> {b[1]}"))  # fmt: skip
+        out.edges.append(
+            EdgeRecord(
+                etype, ra, rb, props, Source.TEMPO, origin=f"tempo service graph {a[1]} -> {b[1]}"
+            )
+        )
     return out
 
 

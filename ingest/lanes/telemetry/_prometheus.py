@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -89,7 +89,9 @@ class PrometheusClient:
         except httpx.TimeoutException as exc:
             raise SourceUnavailable(f"{where} timed out on {path}: {exc}") from exc
         except httpx.HTTPError as exc:
-            raise SourceUnavailable(f"{where} is unreachable ({type(exc).__name__}: {exc})") from exc
+            raise SourceUnavailable(
+                f"{where} is unreachable ({type(exc).__name__}: {exc})"
+            ) from exc
         try:
             body = resp.json()
         except ValueError:
@@ -157,14 +159,19 @@ def service_graph_stats(
 
     Pairs with no request in the window are left out: they were not seen.
     """
-    q = {n: _promql.render(_promql.load(n), names) for n in
-         ("edge_requests", "edge_failed", "edge_latency_p95")}  # fmt: skip
-    requests = {_pair(s.labels, names.subject_label): s.value
-                for s in prom.query(q["edge_requests"], at)}  # fmt: skip
-    failed = {_pair(s.labels, names.subject_label): s.value
-              for s in prom.query(q["edge_failed"], at)}  # fmt: skip
-    p95 = {_pair(s.labels, names.subject_label): s.value
-           for s in prom.query(q["edge_latency_p95"], at)}  # fmt: skip
+    q = {
+        n: _promql.render(_promql.load(n), names)
+        for n in ("edge_requests", "edge_failed", "edge_latency_p95")
+    }
+    requests = {
+        _pair(s.labels, names.subject_label): s.value for s in prom.query(q["edge_requests"], at)
+    }
+    failed = {
+        _pair(s.labels, names.subject_label): s.value for s in prom.query(q["edge_failed"], at)
+    }
+    p95 = {
+        _pair(s.labels, names.subject_label): s.value for s in prom.query(q["edge_latency_p95"], at)
+    }
     out: list[EdgeStat] = []
     for pair, count in sorted(requests.items()):
         if not math.isfinite(count) or count <= 0:
@@ -188,7 +195,7 @@ class PrometheusMetrics:
     the rate window. Prometheus failures raise `SourceUnavailable`.
     """
 
-    _BUILTIN = {
+    _BUILTIN: ClassVar[Mapping[str, str]] = {
         "latency": "service_latency_p95",
         "errors": "service_error_ratio",
         "workload": "service_request_rate",

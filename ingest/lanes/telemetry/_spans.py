@@ -42,8 +42,13 @@ __all__ = ["Span", "load_spans", "parse_csv", "parse_jaeger", "parse_otlp", "sta
 
 _OTLP_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _DB_MARKERS = ("db.namespace", "db.name", "db.system")
-_DB_NAME_ORDER = ("peer.service", "server.address", "network.peer.address", "db.namespace",
-                  "db.name")  # fmt: skip
+_DB_NAME_ORDER = (
+    "peer.service",
+    "server.address",
+    "network.peer.address",
+    "db.namespace",
+    "db.name",
+)
 _PEER_ATTRIBUTES = ("peer.service", "db.name", "db.system")
 _SUBJECT_ATTRIBUTES = ("messaging.destination.name", "messaging.destination")
 
@@ -138,8 +143,9 @@ def _jaeger_tags(items: Any) -> dict[str, str]:
     for tag in items:
         if isinstance(tag, dict) and "key" in tag:
             value = tag.get("value")
-            out[str(tag["key"])] = ("true" if value else "false") if isinstance(value, bool) \
-                else str(value)  # fmt: skip
+            out[str(tag["key"])] = (
+                ("true" if value else "false") if isinstance(value, bool) else str(value)
+            )
     return out
 
 
@@ -345,13 +351,11 @@ def stats_from_spans(spans: Sequence[Span]) -> tuple[list[EdgeStat], float]:
         if any(span.attributes.get(a) for a in _DB_MARKERS):
             name = _first(span.attributes, _DB_NAME_ORDER)
             if name:
-                record((span.service, name, "database", "server", ""), span.error,
-                       span.duration_ms)  # fmt: skip
+                record((span.service, name, "database", "server", ""), span.error, span.duration_ms)
                 continue
         peer = _first(span.attributes, _PEER_ATTRIBUTES)
         if peer and span.service:
-            record((span.service, peer, "virtual_node", "server", ""), span.error,
-                   span.duration_ms)  # fmt: skip
+            record((span.service, peer, "virtual_node", "server", ""), span.error, span.duration_ms)
 
     stats = [
         EdgeStat(
