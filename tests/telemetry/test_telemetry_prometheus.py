@@ -107,6 +107,18 @@ def test_pair_stats_match_the_generator(prometheus: PromServer) -> None:
         )
 
 
+def test_every_template_is_valid_promql(prometheus: PromServer) -> None:
+    from stackgraph.ingest.lanes.telemetry import _promql
+
+    with PrometheusClient(prometheus.url) as prom:
+        for name in _promql.names():
+            text = _promql.render(_promql.load(name), PromQLNames(), "payment")
+            if name == "service_series":
+                assert prom.series(text) == 1
+            else:
+                assert prom.query(text, at=T), name
+
+
 def test_configured_metric_names_and_window(prometheus: PromServer) -> None:
     names = PromQLNames(window="1m")
     with PrometheusClient(prometheus.url) as prom:

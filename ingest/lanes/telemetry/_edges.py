@@ -25,6 +25,7 @@ the largest (a conservative bound; quantiles do not add).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,10 +77,12 @@ class _Acc:
     connection_type: str = ""
 
     def add(self, stat: EdgeStat) -> None:
+        rate = stat.error_rate if math.isfinite(stat.error_rate) else 0.0
         self.count += stat.trace_count
-        self.failed += stat.trace_count * stat.error_rate
-        if stat.latency_p95_ms is not None:
-            self.p95 = max(self.p95 or 0.0, float(stat.latency_p95_ms))
+        self.failed += stat.trace_count * min(max(rate, 0.0), 1.0)
+        lat = stat.latency_p95_ms
+        if lat is not None and math.isfinite(lat):
+            self.p95 = max(self.p95 or 0.0, float(lat))
 
 
 def edges_to_records(stats: Sequence[EdgeStat], *, seen_at: float) -> RecordBatch:
@@ -104,7 +107,9 @@ def edges_to_records(stats: Sequence[EdgeStat], *, seen_at: float) -> RecordBatc
             acc.connection_type = _MESSAGING
 
     for stat in stats:
-        if not stat.client or not stat.server or not stat.trace_count > 0:
+        if not stat.client or not stat.server or not math.isfinite(stat.trace_count):
+            continue
+        if stat.trace_count <= 0:
             continue
         side = _virtual_side(stat)
         if side == "client":
