@@ -54,6 +54,8 @@ class IngestReport:
     nodes: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
     edges: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
     rejected: list[Rejection] = field(default_factory=list)
+    stale: dict[str, int] = field(default_factory=dict)
+    """What lanes' post-write hooks flipped to Stale, per edge type or label."""
 
     def merge(self, other: IngestReport) -> None:
         for mine, theirs in ((self.nodes, other.nodes), (self.edges, other.edges)):
@@ -63,6 +65,11 @@ class IngestReport:
                 m.updated += c.updated
                 m.unchanged += c.unchanged
         self.rejected.extend(other.rejected)
+        self.add_stale(other.stale)
+
+    def add_stale(self, counts: Mapping[str, int]) -> None:
+        for name, n in counts.items():
+            self.stale[name] = self.stale.get(name, 0) + int(n)
 
     def as_dict(self) -> dict[str, Any]:
         def table(d: Mapping[str, Counts]) -> dict[str, dict[str, int]]:
@@ -71,11 +78,14 @@ class IngestReport:
                 for k, c in sorted(d.items())
             }
 
-        return {
+        out: dict[str, Any] = {
             "nodes": table(self.nodes),
             "edges": table(self.edges),
             "rejected": [str(r) for r in self.rejected],
         }
+        if self.stale:
+            out["stale"] = dict(sorted(self.stale.items()))
+        return out
 
 
 def content_hash(props: Mapping[str, Any]) -> str:

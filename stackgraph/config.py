@@ -32,6 +32,10 @@ class _YamlSource(PydanticBaseSettingsSource):
         return dict(self._data)
 
 
+_METRIC = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+_LABEL = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
+
+
 class Settings(BaseSettings):
     """Everything configurable. Env vars are `STACKGRAPH_<FIELD>`; well-known ones too."""
 
@@ -49,6 +53,40 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(default=30_000, ge=0)
     catalog: Path | None = None
     """Catalog YAML for the `catalog` lane."""
+
+    # -- telemetry lane: Tempo service-graph metrics in Prometheus, or span files ---------
+    prometheus_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("STACKGRAPH_PROMETHEUS_URL", "PROMETHEUS_URL"),
+    )
+    telemetry_window: str = Field(default="5m", pattern=r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+    """PromQL range over which trace_count / error_rate / p95 are computed."""
+    telemetry_fresh_s: float = Field(default=900.0, gt=0)
+    """Tempo edges not seen for this long are flipped to Stale after an ingest."""
+    telemetry_at: float | None = None
+    """Evaluate at this epoch second instead of now (backfills, replays)."""
+    telemetry_timeout_s: float = Field(default=10.0, gt=0)
+    telemetry_step_s: float = Field(default=15.0, gt=0)
+    """Resolution of range queries for the read path's metric probes."""
+    telemetry_spans: Path | None = None
+    """Span file or folder (OTLP JSON, Jaeger JSON, CSV): the offline source."""
+    telemetry_metric_requests: str = Field(
+        default="traces_service_graph_request_total", pattern=_METRIC
+    )
+    telemetry_metric_failed: str = Field(
+        default="traces_service_graph_request_failed_total", pattern=_METRIC
+    )
+    telemetry_metric_server_seconds: str = Field(
+        default="traces_service_graph_request_server_seconds", pattern=_METRIC
+    )
+    """Histogram family (without `_bucket`) of server-side request latency."""
+    telemetry_latency_unit_s: float = Field(default=1.0, gt=0)
+    """Unit of that histogram in seconds (0.001 for a millisecond histogram)."""
+    telemetry_subject_label: str = Field(default="messaging_destination_name", pattern=_LABEL)
+    """Label carrying the messaging subject (a Tempo `dimensions` entry), if configured."""
+    telemetry_extra_promql: dict[str, str] = Field(default_factory=dict)
+    """Extra metric kinds for probes, e.g. {"cpu": "sum(rate(container_cpu_usage_seconds_total{
+    container=<<service>>}[<<window>>]))"}; `<<service>>` becomes a quoted label value."""
 
     @classmethod
     def settings_customise_sources(

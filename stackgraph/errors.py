@@ -6,7 +6,8 @@
     │   ├── StoreStartError    embedded FalkorDB would not start (port, data dir, crash)
     │   └── StoreUnavailable   a configured or running server cannot be reached
     ├── LeaseHeldError         another writer holds the single-writer lease
-    └── InputError             a source (file, directory, repo) is unusable
+    ├── InputError             a source (file, directory, repo) is unusable
+    └── SourceUnavailable      a live source (Prometheus, an API) is down or answered an error
 
 Errors from redis/FalkorDB are translated at the store boundary; messages are one line
 and name the cause.
@@ -41,3 +42,7 @@ class LeaseHeldError(StackGraphError):
 
 class InputError(StackGraphError):
     pass
+
+
+class SourceUnavailable(StackGraphError):
+    """A live source could not be read; the lane wrote nothing and changed no status."""

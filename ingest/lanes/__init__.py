@@ -1,6 +1,7 @@
 """Lanes: pure functions from a source snapshot to records, registered by name."""
 
 from . import catalog as catalog
-from .registry import LANES, Lane, LaneInputs, register, resolve
+from . import telemetry as telemetry
+from .registry import LANES, AfterWrite, Lane, LaneInputs, register, resolve
 
-__all__ = ["LANES", "Lane", "LaneInputs", "register", "resolve"]
+__all__ = ["LANES", "AfterWrite", "Lane", "LaneInputs", "register", "resolve"]

@@ -1,19 +1,24 @@
 """Lanes register by name; `stackgraph ingest --lanes a,b` runs them in the given order.
 
 A lane reads its source (files, an API) into a snapshot and turns it into records with a
-pure function; it never writes. The writer writes what it returns.
+pure function; it never writes. The writer writes what it returns. A lane may also name an
+`after_write` hook, run with the writer after its records were written (and only then): the
+telemetry lane flips edges it no longer sees to Stale there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
 from stackgraph.schema import RecordBatch
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.writer import GraphIngestor
 
 
 @dataclass(frozen=True)
@@ -27,19 +32,27 @@ class LaneInputs:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+AfterWrite = Callable[["GraphIngestor", LaneInputs], Mapping[str, int]]
+"""A post-write hook: gets the writer (lease held) and the inputs; returns counts by name
+(e.g. edges marked Stale per type) for the report."""
+
+
 @dataclass(frozen=True)
 class Lane:
     name: str
     description: str
     collect: Callable[[LaneInputs], RecordBatch]
+    after_write: AfterWrite | None = None
 
 
 LANES: dict[str, Lane] = {}
 
 
-def register(name: str, description: str) -> Callable[[Callable[[LaneInputs], RecordBatch]], Lane]:
+def register(
+    name: str, description: str, after_write: AfterWrite | None = None
+) -> Callable[[Callable[[LaneInputs], RecordBatch]], Lane]:
     def deco(fn: Callable[[LaneInputs], RecordBatch]) -> Lane:
-        lane = Lane(name, description, fn)
+        lane = Lane(name, description, fn, after_write)
         LANES[name] = lane
         return lane
 

@@ -122,9 +122,11 @@ def run_ingest(
         writer = GraphIngestor(st, settings.batch_size, settings.lease_ttl_s, who="ingest")
         with writer, _progress() as progress:
             task = progress.add_task("ingest", total=total)
-            for name, batch in batches:
+            for lane, (name, batch) in zip(chosen, batches, strict=True):
                 progress.update(task, description=f"ingest {name}")
                 report.merge(writer.write(batch, lambda n: progress.advance(task, n)))
+                if lane.after_write is not None:
+                    report.add_stale(lane.after_write(writer, inputs))
 
     if store is not None:
         write(store)
@@ -139,6 +141,9 @@ def print_report(report: Any, as_json: bool) -> None:
         out.print_json(data=report.as_dict())
     else:
         out.print(report_table(report, "ingest"))
+    if report.stale and not as_json:
+        marked = ", ".join(f"{n} {name}" for name, n in sorted(report.stale.items()))
+        out.print(f"marked Stale: {marked}")
     if report.rejected:
         for r in report.rejected[:50]:
             err.print(f"[red]rejected[/red] {r}", markup=True, highlight=False)

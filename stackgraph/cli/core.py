@@ -37,12 +37,22 @@ def ingest(
     repo: Annotated[
         list[Path] | None, typer.Option(help="Local Git repo (code/change lanes); repeatable.")
     ] = None,
+    spans: Annotated[
+        Path | None,
+        typer.Option(help="Span file or folder: OTLP/Jaeger JSON, CSV (telemetry lane, offline)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Run lanes and write their records; exits 1 if any record was rejected."""
     settings = state_of(ctx).settings()
+    options = {"spans": spans} if spans is not None else {}
     report = run_ingest(
-        settings, lanes, catalog=catalog, manifests=manifests, repos=tuple(repo or ())
+        settings,
+        lanes,
+        catalog=catalog,
+        manifests=manifests,
+        repos=tuple(repo or ()),
+        options=options,
     )
     print_report(report, as_json)
     if report.rejected:
