@@ -13,13 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
-from stackgraph.ingest.lanes.telemetry import (
-    PrometheusClient,
-    PrometheusMetrics,
-    PromQLNames,
-    service_graph_stats,
-)
 from telemetry_promserver import (
     BUCKETS,
     CPU,
@@ -36,6 +29,13 @@ from stackgraph import cypher
 from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings, load_settings
 from stackgraph.errors import InputError, SourceUnavailable
+from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
+from stackgraph.ingest.lanes.telemetry import (
+    PrometheusClient,
+    PrometheusMetrics,
+    PromQLNames,
+    service_graph_stats,
+)
 from stackgraph.store import GraphStore
 
 __all__ = ["prometheus"]  # the session fixture, imported so pytest finds it

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import stackgraph.ingest.lanes.telemetry as telemetry
-from stackgraph.ingest.lanes.telemetry import PromQLNames, _edges, _prometheus, _promql, _spans
 
+import stackgraph.ingest.lanes.telemetry as telemetry
 from stackgraph.errors import ConfigError, InputError
+from stackgraph.ingest.lanes.telemetry import PromQLNames, _edges, _prometheus, _promql, _spans
 
 
 def test_every_template_renders_without_leftover_slots() -> None:

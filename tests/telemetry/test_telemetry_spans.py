@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from stackgraph.cli.app import run_ingest
+from stackgraph.config import Settings
+from stackgraph.dump import export_records, stats
+from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.telemetry import (
     EdgeStat,
@@ -17,11 +22,6 @@ from stackgraph.ingest.lanes.telemetry import (
     load_spans,
     stats_from_spans,
 )
-
-from stackgraph.cli.app import run_ingest
-from stackgraph.config import Settings
-from stackgraph.dump import export_records, stats
-from stackgraph.errors import InputError
 from stackgraph.store import GraphStore
 
 N = 20
