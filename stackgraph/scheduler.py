@@ -85,8 +85,9 @@ def _auto_lanes(wanted: Sequence[tuple[str, bool]]) -> str:
 def default_jobs(settings: Settings) -> list[Job]:
     """The three standard jobs from settings: static (hourly), change, telemetry.
 
-    Lanes left unset are chosen from what is configured and installed; a job left with no
-    lane is dropped. Lanes set explicitly are checked: an unknown one is a ConfigError.
+    Lanes left unset (None) are chosen from what is configured and installed; a job left
+    with no lane, or set to "", is not scheduled. Lanes set explicitly are checked: an
+    unknown one is a ConfigError.
     """
     repos = tuple(settings.schedule_repos)
     specs = (
@@ -113,8 +114,8 @@ def default_jobs(settings: Settings) -> list[Job]:
     )
     jobs: list[Job] = []
     for name, explicit, auto, interval in specs:
-        lanes = auto if explicit is None else explicit
-        if explicit is not None:
+        lanes = auto if explicit is None else explicit.strip()
+        if lanes and explicit is not None:
             try:
                 resolve(explicit)
             except StackGraphError as exc:

@@ -106,6 +106,8 @@ def test_default_jobs_follow_settings(settings: Settings, examples: Path) -> Non
     static = next(j for j in jobs if j.name == "static")
     assert static.lanes.split(",")[0] == "catalog" and static.interval_s == 600.0
     assert static.catalog == examples / "platform" / "catalog.yaml"
+    off = settings.model_copy(update={"schedule_static_lanes": "", "catalog": Path("c.yaml")})
+    assert "static" not in [j.name for j in default_jobs(off)]
     with pytest.raises(ConfigError, match="schedule_change_lanes: unknown lane"):
         default_jobs(settings.model_copy(update={"schedule_change_lanes": "catalog,bogus"}))
 
