@@ -61,7 +61,9 @@ def run_tool(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProces
 
 
 @pytest.fixture(scope="session")
-def helm_run(tools: Path, helm_env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+def helm_run(
+    tools: Path, helm_env: dict[str, str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return run_tool([str(tools / "helm"), *args], helm_env)
 

@@ -150,7 +150,9 @@ def assert_real_commands(objects: list[dict[str, Any]]) -> list[str]:
             assert "No such command" in result.output, result.output
             rest = argv[argv.index(sub.split(" ")[0]) + 1 :]
             options = {w for w in rest if w.startswith("-")}
-            assert options <= PENDING_COMMANDS[sub], f"{sub}: unknown {options - PENDING_COMMANDS[sub]}"
+            assert options <= PENDING_COMMANDS[sub], (
+                f"{sub}: unknown {options - PENDING_COMMANDS[sub]}"
+            )
             pending.append(shlex.join(argv))
             continue
         assert result.exit_code == 0, f"stackgraph {shlex.join(argv)}: {result.output}"

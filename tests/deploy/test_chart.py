@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CHART, ChartError, Render
+from conftest import CHART, ChartError, Render, require
 from deploy_checks import (
     PENDING_COMMANDS,
     assert_hardened,
@@ -26,9 +28,9 @@ from deploy_checks import (
     pod_spec,
     validate_all,
 )
+from stackgraph.ingest.lanes.catalog import load_catalog
 
 from stackgraph.config import load_settings
-from stackgraph.ingest.lanes.catalog import load_catalog
 from stackgraph.scheduler import default_jobs
 
 REPO = CHART.parents[1]
@@ -105,7 +107,9 @@ def test_pods_are_hardened(variant: str, rendered: dict[str, list[dict[str, Any]
 def test_default_install(rendered: dict[str, list[dict[str, Any]]]) -> None:
     objs = rendered["default"]
     fdb = one(objs, "StatefulSet", "falkordb")
-    assert fdb["spec"]["template"]["spec"]["containers"][0]["image"].startswith("falkordb/falkordb:")
+    assert fdb["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        "falkordb/falkordb:"
+    )
     (claim,) = fdb["spec"]["volumeClaimTemplates"]
     assert claim["spec"]["resources"]["requests"]["storage"] == "10Gi"
     svc = one(objs, "Service", "falkordb")
@@ -225,7 +229,9 @@ def test_config_file_loads_with_the_real_settings(
     secret = one(objs, "Secret")["data"]
     assert base64.b64decode(secret["git-password"]) == b"s3cret"
     static = next(
-        c for c in by_kind(objs, "CronJob") if c["metadata"]["labels"]["stackgraph.io/job"] == "static"
+        c
+        for c in by_kind(objs, "CronJob")
+        if c["metadata"]["labels"]["stackgraph.io/job"] == "static"
     )
     (ingest,) = containers(static, init=False)
     args = ingest["args"]
@@ -301,7 +307,10 @@ def test_clone_init_container_clones_a_real_repo(
     [
         ({"ingest": {"mode": "sometimes"}}, "/ingest/mode"),
         ({"falkordb": {"url": "http://not-redis:6379"}}, "/falkordb/url"),
-        ({"git": {"repos": [{"name": "../escape", "url": "https://x/y.git"}]}}, "/git/repos/0/name"),
+        (
+            {"git": {"repos": [{"name": "../escape", "url": "https://x/y.git"}]}},
+            "/git/repos/0/name",
+        ),
         ({"ingest": {"jobs": {"change": {"lanes": "change,nope"}}}}, "/ingest/jobs/change/lanes"),
         ({"api": {"replicas": "two"}}, "/api/replicas"),
         ({"apii": {}}, "apii"),
@@ -324,3 +333,46 @@ def test_values_schema_covers_every_default_value() -> None:
                 walk(value, props[key], f"{where}{key}.")
 
     walk(values, schema, "")
+
+
+def _readme_block(starts_with: str) -> str:
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```(?:yaml|bash)\n(.*?)```", readme, flags=re.S)
+    (block,) = [b for b in blocks if b.startswith(starts_with)]
+    return block
+
+
+def test_readme_values_render_valid_objects(render: Render) -> None:
+    values = yaml.safe_load(_readme_block("# values.yaml"))
+    objs = render(values)
+    validate_all(objs)
+    assert_real_commands(objs)
+    jobs = {c["metadata"]["labels"]["stackgraph.io/job"] for c in by_kind(objs, "CronJob")}
+    assert jobs == {"static", "change", "telemetry"}
+    assert one(objs, "ServiceMonitor")
+
+
+def test_notes_print_the_alertmanager_receiver_of_the_readme(
+    helm_run: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    proc = helm_run(
+        "install", "stackgraph", str(CHART), "--namespace", "stackgraph", "--dry-run=client"
+    )
+    assert proc.returncode == 0, proc.stderr
+    notes = proc.stdout.split("NOTES:", 1)[1]
+    snippet = notes[notes.index("route:") : notes.index("3. Check it:")]
+    from_notes = yaml.safe_load(snippet)
+    assert from_notes == yaml.safe_load(_readme_block("route:"))
+    (hook,) = from_notes["receivers"][0]["webhook_configs"]
+    assert hook["url"] == "http://stackgraph.stackgraph.svc:8080/v1/alerts/alertmanager"
+    amtool = shutil.which("amtool")
+    require(amtool is not None, "amtool (Debian prometheus-alertmanager)")
+    (tmp_path / "token").write_text("x")
+    hook["http_config"]["authorization"]["credentials_file"] = str(tmp_path / "token")
+    config = {"route": {"receiver": "default", **from_notes["route"]},
+              "receivers": [{"name": "default"}, *from_notes["receivers"]]}  # fmt: skip
+    (tmp_path / "am.yml").write_text(yaml.safe_dump(config))
+    check = subprocess.run(
+        [str(amtool), "check-config", str(tmp_path / "am.yml")], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
