@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml scripts/install.sh | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint bench eval clean system-deps
+.PHONY: install demo test lint bench eval clean system-deps tools
 
 $(STAMP): pyproject.toml scripts/install.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
@@ -19,7 +19,11 @@ demo: $(STAMP)
 system-deps:
 	bash scripts/system-deps.sh
 
-test: $(STAMP) system-deps
+# helm + kubectl for the chart tests (tests/deploy), into .tools/bin
+tools:
+	bash scripts/fetch-helm.sh
+
+test: $(STAMP) system-deps tools
 	$(BIN)/pytest -q
 
 lint: $(STAMP)

@@ -88,6 +88,21 @@ class Settings(BaseSettings):
     """Extra metric kinds for probes, e.g. {"cpu": "sum(rate(container_cpu_usage_seconds_total{
     container=<<service>>}[<<window>>]))"}; `<<service>>` becomes a quoted label value."""
 
+    # -- deploy: the in-process lane scheduler (`stackgraph schedule run`, `serve --schedule`) --
+    schedule_static_lanes: str | None = None
+    """Lanes of the slow job; default: catalog (if `catalog` is set), infra, code (if repos)."""
+    schedule_static_interval_s: float = Field(default=3600.0, gt=0)
+    schedule_change_lanes: str | None = None
+    """Default: `change`, when that lane is installed."""
+    schedule_change_interval_s: float = Field(default=300.0, gt=0)
+    schedule_telemetry_lanes: str | None = None
+    """Default: `telemetry`, when that lane is installed."""
+    schedule_telemetry_interval_s: float = Field(default=120.0, gt=0)
+    schedule_manifests: Path | None = None
+    """Manifests directory handed to the scheduled lanes (offline infra); default: none."""
+    schedule_repos: list[Path] = Field(default_factory=list)
+    """Local Git checkouts handed to the scheduled code and change lanes."""
+
     @classmethod
     def settings_customise_sources(
         cls,

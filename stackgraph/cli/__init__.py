@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import sys
 
-from stackgraph.errors import StackGraphError
+from stackgraph.errors import LeaseHeldError, StackGraphError
 
 from . import core as core
+from . import schedule as schedule
 from .app import app
 
-__all__ = ["app", "main"]
+__all__ = ["EXIT_LEASE_HELD", "app", "main"]
+
+EXIT_LEASE_HELD = 75
+"""EX_TEMPFAIL: another writer holds the lease; retrying later will do (CronJobs rely on it)."""
 
 
 def main() -> None:
-    """Entry point: StackGraph errors become one line on stderr and exit code 2."""
+    """Entry point: StackGraph errors become one line on stderr and exit code 2
+    (75 when another writer holds the lease)."""
     try:
         app()
+    except LeaseHeldError as exc:
+        sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
+        sys.exit(EXIT_LEASE_HELD)
     except StackGraphError as exc:
         message = " ".join(str(exc).split())
         sys.stderr.write(f"error: {message}\n")
