@@ -1,6 +1,8 @@
 """Lanes: pure functions from a source snapshot to records, registered by name."""
 
 from . import catalog as catalog
+from . import change as change
+from . import infra as infra
 from .registry import LANES, Lane, LaneInputs, register, resolve
 
 __all__ = ["LANES", "Lane", "LaneInputs", "register", "resolve"]
