@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from .config import Settings
+from .demo_infra import ingest_infra
 from .errors import InputError
 from .store import GraphStore
 
@@ -46,6 +47,7 @@ def show_stats(ctx: DemoContext) -> None:
 
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
+    ("infra", ingest_infra),
     ("stats", show_stats),
 ]
 

@@ -204,18 +204,17 @@ def resolve_units(idx: _Indexed | None = None, objects: Sequence[Obj] = ()) -> T
         for sname, sobj, origin in entries:
             if (ns, sname) in claimed:
                 continue
-            spec = sobj.get("spec") if isinstance(sobj.get("spec"), dict) else {}
+            spec: Mapping[str, Any] = sobj["spec"] if isinstance(sobj.get("spec"), dict) else {}
             if spec.get("type") == "ExternalName":
                 unit = Unit("ExternalApi", sname)
                 host = spec.get("externalName")
                 topo.props.setdefault(unit, {"namespace": ns})
                 if isinstance(host, str) and host:
-                    topo.props[unit]["url"] = host
+                    topo.props[unit]["external_name"] = host
                 topo.origins.setdefault(unit, origin)
                 topo.services[(ns, sname)] = unit
                 continue
             explicit_ds = steer(sobj, "datastore")
-            system: str | None = None
             if explicit_ds is not None:
                 system = None if explicit_ds.lower() in {"false", "no", "0"} else explicit_ds
             else:
@@ -251,12 +250,12 @@ def build(objects: Sequence[Obj], origins: Sequence[str] | None = None) -> Recor
     topo = resolve_units(idx)
 
     namespaces: dict[str, str] = {}
-    for (kind, ns, name), (obj, origin) in idx.objs.items():
+    for (kind, ns, name), (_, origin) in idx.objs.items():
         if kind == "Namespace":
             namespaces.setdefault(name, origin)
         elif kind != "Node":
             namespaces.setdefault(ns, origin)
-    ns_objs = {name: obj for (kind, _, name), (obj, _) in idx.objs.items() if kind == "Namespace"}
+    ns_objs = {name: o for (kind, _, name), (o, _) in idx.objs.items() if kind == "Namespace"}
     for ns in sorted(namespaces):
         props: dict[str, Any] = {}
         env = ns_objs.get(ns) and (steer(ns_objs[ns], "environment") or
@@ -329,8 +328,15 @@ def _routes(idx: _Indexed, topo: Topology, out: RecordBatch) -> None:
                 if unit not in topo.props:
                     # the route names a Service the snapshot does not hold: still a service
                     topo.props[unit] = {"namespace": row.namespace}
-                    out.nodes.append(NodeRecord("Service", {"name": unit.name},
-                                                {"namespace": row.namespace}, SRC, origin=origin))
+                    out.nodes.append(
+                        NodeRecord(
+                            "Service",
+                            {"name": unit.name},
+                            {"namespace": row.namespace},
+                            SRC,
+                            origin=origin,
+                        )
+                    )
             if unit.label != "Service":
                 msg = f"routes to {unit.label} {unit.name!r}, not a service; edge skipped"
                 out.problems.append(Rejection(f"{kind} {ns}/{name}", "backend", msg, origin))

@@ -16,17 +16,59 @@ INFRA_KINDS = frozenset(
 FLUX_KINDS = frozenset({"HelmRelease", "Kustomization", "GitRepository"})
 
 _BUILTIN = frozenset(
-    """
-    ServiceAccount ConfigMap Secret Endpoints EndpointSlice Event LimitRange ResourceQuota
-    PersistentVolume PersistentVolumeClaim PodTemplate ReplicationController ComponentStatus
-    Binding Job CronJob HorizontalPodAutoscaler PodDisruptionBudget NetworkPolicy IngressClass
-    Role ClusterRole RoleBinding ClusterRoleBinding StorageClass VolumeAttachment CSIDriver
-    CSINode CSIStorageCapacity CustomResourceDefinition MutatingWebhookConfiguration
-    ValidatingWebhookConfiguration ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding
-    PriorityClass RuntimeClass Lease APIService CertificateSigningRequest FlowSchema
-    PriorityLevelConfiguration ControllerRevision VerticalPodAutoscaler
-    Gateway GatewayClass HTTPRoute GRPCRoute TCPRoute TLSRoute UDPRoute ReferenceGrant
-    """.split()
+    {
+        "ServiceAccount",
+        "ConfigMap",
+        "Secret",
+        "Endpoints",
+        "EndpointSlice",
+        "Event",
+        "LimitRange",
+        "ResourceQuota",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodTemplate",
+        "ReplicationController",
+        "ComponentStatus",
+        "Binding",
+        "Job",
+        "CronJob",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "IngressClass",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",
+        "StorageClass",
+        "VolumeAttachment",
+        "CSIDriver",
+        "CSINode",
+        "CSIStorageCapacity",
+        "CustomResourceDefinition",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "PriorityClass",
+        "RuntimeClass",
+        "Lease",
+        "APIService",
+        "CertificateSigningRequest",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
+        "ControllerRevision",
+        "VerticalPodAutoscaler",
+        "Gateway",
+        "GatewayClass",
+        "HTTPRoute",
+        "GRPCRoute",
+        "TCPRoute",
+        "TLSRoute",
+        "UDPRoute",
+        "ReferenceGrant",
+    }
 )
 # CRD groups that often sit beside an app's manifests; their objects are not topology
 _PASSED_GROUPS = (

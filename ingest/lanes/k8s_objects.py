@@ -167,14 +167,14 @@ def labels(obj: Obj) -> dict[str, str]:
     return str_map(meta(obj).get("labels"))
 
 
-def annotations(obj: Obj) -> dict[str, str]:
+def annotations_of(obj: Obj) -> dict[str, str]:
     return str_map(meta(obj).get("annotations"))
 
 
 def steer(obj: Obj, key: str) -> str | None:
     """A `stackgraph.io/<key>` annotation (or label) users set to steer ingestion."""
     full = ANNOTATION_PREFIX + key
-    value = annotations(obj).get(full) or labels(obj).get(full)
+    value = annotations_of(obj).get(full) or labels(obj).get(full)
     return value.strip() if value else None
 
 

@@ -6,15 +6,21 @@ pure function; it never writes. The writer writes what it returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from stackgraph.schema import RecordBatch
 
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
+
+
+class GraphReader(Protocol):
+    """The read-only port a lane may use (watermarks, known names); never a writer."""
+
+    def read(self, query: Any, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,8 @@ class LaneInputs:
     manifests: Path | None = None
     repos: tuple[Path, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    graph: GraphReader | None = None
+    """The graph as lanes before this one left it (read-only), when a store is open."""
 
 
 @dataclass(frozen=True)

@@ -113,18 +113,23 @@ def run_ingest(
     from stackgraph.schema import RecordBatch
 
     chosen = resolve(lanes)
-    inputs = LaneInputs(settings, catalog, manifests, repos, options or {})
-    batches: list[tuple[str, RecordBatch]] = [(lane.name, lane.collect(inputs)) for lane in chosen]
-    total = sum(len(b.nodes) + len(b.edges) for _, b in batches)
     report = IngestReport()
 
     def write(st: Any) -> None:
+        # lanes run in order, each collected then written, so a lane reads (through the
+        # read-only `graph` port) what the lanes before it wrote
         writer = GraphIngestor(st, settings.batch_size, settings.lease_ttl_s, who="ingest")
         with writer, _progress() as progress:
-            task = progress.add_task("ingest", total=total)
-            for name, batch in batches:
-                progress.update(task, description=f"ingest {name}")
-                report.merge(writer.write(batch, lambda n: progress.advance(task, n)))
+            for lane in chosen:
+                inputs = LaneInputs(settings, catalog, manifests, repos, options or {}, graph=st)
+                batch: RecordBatch = lane.collect(inputs)
+                size = len(batch.nodes) + len(batch.edges)
+                task = progress.add_task(f"ingest {lane.name}", total=size)
+
+                def advance(n: int, t: Any = task) -> None:
+                    progress.advance(t, n)
+
+                report.merge(writer.write(batch, advance))
 
     if store is not None:
         write(store)
