@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 if TYPE_CHECKING:
     from .demo import DemoContext
 
@@ -18,4 +20,4 @@ def ingest_infra(ctx: DemoContext) -> None:
     report = run_ingest(ctx.settings, "infra,change", manifests=manifests, store=ctx.store)
     ctx.console.print(report_table(report, "ingest: infra + change (manifests, Flux status)"))
     for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {problem}")
+        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")

@@ -54,7 +54,10 @@ def kube_api_client() -> Any:
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(client_configuration=cfg)
         else:
-            config.load_kube_config(client_configuration=cfg)
+            # read $KUBECONFIG now: the client fixes its default path when first imported
+            files = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+            path = files[0] if files else os.path.expanduser("~/.kube/config")
+            config.load_kube_config(config_file=path, client_configuration=cfg)
     except (ConfigException, OSError, TypeError) as exc:
         raise InputError(
             "no Kubernetes cluster configured (no in-cluster service account, no kubeconfig "
