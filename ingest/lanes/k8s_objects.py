@@ -24,6 +24,8 @@ from stackgraph.errors import InputError
 Obj = Mapping[str, Any]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it (several times faster)."""
 ANNOTATION_PREFIX = "stackgraph.io/"
 
 
@@ -115,7 +117,7 @@ def _parse_documents(text: str, name: str, snap: Snapshot) -> None:
     for index, (line, chunk) in enumerate(_split_documents(text)):
         where = f"{name}#{index}"
         try:
-            doc = yaml.safe_load(chunk)
+            doc = yaml.load(chunk, Loader=_LOADER)  # a safe loader (no arbitrary objects)
         except yaml.YAMLError as exc:
             snap.problems.append(
                 Rejection(f"document {index}", "yaml", _yaml_msg(exc, line), where)
