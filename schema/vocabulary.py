@@ -35,6 +35,11 @@ LABELS: dict[str, LabelSpec] = {
         ),
         LabelSpec("Change", ("repo", "commit_sha"), description="A commit or merged PR."),
         LabelSpec(
+            "Repository",
+            ("name",),
+            description="A Git repository; carries the change lane's watermark (last head read).",
+        ),
+        LabelSpec(
             "Hypothesis",
             ("incident_fingerprint", "suspect_ref"),
             required=("state",),
@@ -78,7 +83,7 @@ EDGES: dict[str, EdgeSpec] = {
         EdgeSpec("RUNS_ON", ("Deployment",), ("Node",)),
         EdgeSpec("IN_NAMESPACE", ("Service", "Deployment", "Datastore", "Route"), ("Namespace",)),
         EdgeSpec("ROUTES_TO", ("Route",), ("Service",)),
-        EdgeSpec("DEPLOYED", ("Deploy",), ("Service",)),
+        EdgeSpec("DEPLOYED", ("Deploy",), ("Service", "Datastore")),
         EdgeSpec("CHANGED", ("Change", "Deploy"), ("CodeUnit", "Service", "Change")),
         EdgeSpec("FIRED_ON", ("Alert",), _TOPOLOGY),
         EdgeSpec("AFFECTS", ("Incident", "Alert"), _TOPOLOGY),

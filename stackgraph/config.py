@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(default=30_000, ge=0)
     catalog: Path | None = None
     """Catalog YAML for the `catalog` lane."""
+    # -- change lane (ingest/lanes/change.py) --
+    change_service_map: dict[str, str] = Field(default_factory=dict)
+    """Path prefix in a repo -> service it belongs to, beside the inferred layout."""
+    change_max_commits: int = Field(default=10_000, ge=1)
+    """Most commits read from one repository in one run (the first run of a big repo)."""
 
     # -- telemetry lane: Tempo service-graph metrics in Prometheus, or span files ---------
     prometheus_url: str | None = Field(

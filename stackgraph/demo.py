@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from .config import Settings
+from .demo_infra import ingest_infra
 from .errors import InputError
 from .store import GraphStore
 
@@ -34,7 +36,7 @@ def ingest_catalog(ctx: DemoContext) -> None:
     report = run_ingest(ctx.settings, "catalog", catalog=catalog, store=ctx.store)
     ctx.console.print(report_table(report, "ingest: catalog"))
     for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {problem}")
+        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
 
 
 def show_stats(ctx: DemoContext) -> None:
@@ -46,6 +48,7 @@ def show_stats(ctx: DemoContext) -> None:
 
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
+    ("infra", ingest_infra),
     ("stats", show_stats),
 ]
 

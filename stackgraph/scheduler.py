@@ -13,6 +13,7 @@ would only contend for the same lease, so they run one after the other instead.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -77,6 +78,14 @@ class JobOutcome:
 OutcomeHook = Callable[[JobOutcome], None]
 
 
+def _cluster_configured() -> bool:
+    """In a pod, or a kubeconfig where the kubernetes client looks for one."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True
+    paths = os.environ.get("KUBECONFIG", str(Path.home() / ".kube" / "config"))
+    return any(Path(p).is_file() for p in paths.split(os.pathsep) if p)
+
+
 def _auto_lanes(wanted: Sequence[tuple[str, bool]]) -> str:
     """Lanes that apply and are installed, in order."""
     return ",".join(name for name, applies in wanted if applies and name in LANES)
@@ -90,19 +99,24 @@ def default_jobs(settings: Settings) -> list[Job]:
     unknown one is a ConfigError.
     """
     repos = tuple(settings.schedule_repos)
+    cluster = _cluster_configured()
     specs = (
         (
             "static",
             settings.schedule_static_lanes,
             _auto_lanes(
-                [("catalog", settings.catalog is not None), ("infra", True), ("code", bool(repos))]
+                [
+                    ("catalog", settings.catalog is not None),
+                    ("infra", bool(settings.schedule_manifests) or cluster),
+                    ("code", bool(repos)),
+                ]
             ),
             settings.schedule_static_interval_s,
         ),
         (
             "change",
             settings.schedule_change_lanes,
-            _auto_lanes([("change", True)]),
+            _auto_lanes([("change", bool(repos) or cluster)]),
             settings.schedule_change_interval_s,
         ),
         (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
@@ -19,6 +19,12 @@ from stackgraph.schema import RecordBatch
 
 if TYPE_CHECKING:
     from stackgraph.ingest.writer import GraphIngestor
+
+
+class GraphReader(Protocol):
+    """The read-only port a lane may use (watermarks, known names); never a writer."""
+
+    def read(self, query: Any, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,8 @@ class LaneInputs:
     manifests: Path | None = None
     repos: tuple[Path, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    graph: GraphReader | None = None
+    """The graph as lanes before this one left it (read-only), when a store is open."""
 
 
 AfterWrite = Callable[["GraphIngestor", LaneInputs], Mapping[str, int]]

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -113,18 +114,23 @@ def run_ingest(
     from stackgraph.schema import RecordBatch
 
     chosen = resolve(lanes)
-    inputs = LaneInputs(settings, catalog, manifests, repos, options or {})
-    batches: list[tuple[str, RecordBatch]] = [(lane.name, lane.collect(inputs)) for lane in chosen]
-    total = sum(len(b.nodes) + len(b.edges) for _, b in batches)
     report = IngestReport()
 
     def write(st: Any) -> None:
+        # lanes run in order, each collected then written, so a lane reads (through the
+        # read-only `graph` port) what the lanes before it wrote
         writer = GraphIngestor(st, settings.batch_size, settings.lease_ttl_s, who="ingest")
         with writer, _progress() as progress:
-            task = progress.add_task("ingest", total=total)
-            for lane, (name, batch) in zip(chosen, batches, strict=True):
-                progress.update(task, description=f"ingest {name}")
-                report.merge(writer.write(batch, lambda n: progress.advance(task, n)))
+            for lane in chosen:
+                inputs = LaneInputs(settings, catalog, manifests, repos, options or {}, graph=st)
+                batch: RecordBatch = lane.collect(inputs)
+                size = len(batch.nodes) + len(batch.edges)
+                task = progress.add_task(f"ingest {lane.name}", total=size)
+
+                def advance(n: int, t: Any = task) -> None:
+                    progress.advance(t, n)
+
+                report.merge(writer.write(batch, advance))
                 if lane.after_write is not None:
                     report.add_stale(lane.after_write(writer, inputs))
 
@@ -146,7 +152,7 @@ def print_report(report: Any, as_json: bool) -> None:
         out.print(f"marked Stale: {marked}")
     if report.rejected:
         for r in report.rejected[:50]:
-            err.print(f"[red]rejected[/red] {r}", markup=True, highlight=False)
+            err.print(f"[red]rejected[/red] {escape(str(r))}", markup=True, highlight=False)
         if len(report.rejected) > 50:
             err.print(f"... and {len(report.rejected) - 50} more")
         err.print(f"{len(report.rejected)} record(s) rejected")
