@@ -1,0 +1,87 @@
+"""Baselines on a synthetic case (behaviour) and on real cases (output is a permutation)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from stackgraph.eval.baselines import BASELINES, accuracy_at
+from stackgraph.eval.datasets import CallEdge, Case, MetricSeries
+
+HAS_BARO = all(importlib.util.find_spec(m) for m in ("RCAEval", "pandas", "sklearn"))
+
+
+def synthetic_case(case_id: str = "synthetic-1") -> Case:
+    """frontend -> {cart, product}; cart's latency jumps 10x in the alert window."""
+    rng = np.random.default_rng(0)
+    t = np.arange(0.0, 1200.0, 60.0)  # baseline 0..600, alert 600..1200
+    metrics = []
+    for svc in ("frontend", "cart", "product"):
+        for name, kind, level in (("lat", "latency", 0.1), ("cpu", "cpu", 20.0)):
+            v = level * (1 + 0.05 * rng.standard_normal(t.size))
+            if svc == "cart" and name == "lat":
+                v[t >= 600] *= 10
+            if svc == "frontend" and name == "lat":
+                v[t >= 600] *= 2  # the symptom propagates, weaker
+            metrics.append(MetricSeries(svc, name, kind, t, v))
+    return Case(
+        dataset="synthetic",
+        case_id=case_id,
+        fault_type="delay",
+        root_cause="cart",
+        inject_time=600.0,
+        alert_window=(600.0, 1200.0),
+        baseline_window=(0.0, 600.0),
+        symptom_service="frontend",
+        services=("cart", "frontend", "product"),
+        call_edges=(
+            CallEdge("frontend", "cart", 100.0, 0.0, 50.0),
+            CallEdge("frontend", "product", 100.0, 0.0, 5.0),
+        ),
+        metrics=tuple(metrics),
+        changes=(),
+        manifests=None,
+    )
+
+
+def test_random_is_deterministic_permutation() -> None:
+    c = synthetic_case()
+    r1, r2 = BASELINES["random"](c), BASELINES["random"](c)
+    assert r1 == r2 and sorted(r1) == sorted(c.services)
+    orders = {tuple(BASELINES["random"](synthetic_case(f"id-{i}"))) for i in range(20)}
+    assert len(orders) > 1  # the seed depends on the case id
+
+
+@pytest.mark.parametrize("name", ["largest-anomaly", "microrca"])
+def test_obvious_spike_ranks_first(name: str) -> None:
+    c = synthetic_case()
+    ranks = BASELINES[name](c)
+    assert sorted(ranks) == sorted(c.services)
+    assert ranks[0] == "cart"
+
+
+@pytest.mark.skipif(not HAS_BARO, reason="RCAEval/pandas/scikit-learn not installed")
+def test_baro_on_synthetic() -> None:
+    c = synthetic_case()
+    ranks = BASELINES["baro"](c)
+    assert sorted(ranks) == sorted(c.services) and ranks[0] == "cart"
+
+
+def test_accuracy_at() -> None:
+    assert accuracy_at([["a", "b"], ["b", "a"]], ["a", "a"], 1) == 0.5
+    assert accuracy_at([["a", "b"], ["b", "a"]], ["a", "a"], 2) == 1.0
+
+
+@pytest.mark.parametrize("dataset", ["nezha", "changerca", "rcd-sockshop"])
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_real_cases_give_permutations(
+    dataset: str, name: str, load_dataset: Callable[[str], list[Case]]
+) -> None:
+    if name == "baro" and not HAS_BARO:
+        pytest.skip("RCAEval/pandas/scikit-learn not installed")
+    cases = load_dataset(dataset)
+    for c in cases[:: max(1, len(cases) // 8)]:
+        ranks = BASELINES[name](c)
+        assert sorted(ranks) == sorted(c.services)
