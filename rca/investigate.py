@@ -17,14 +17,21 @@ from .model import Alert, Candidate, MetricsSource, Plan
 from .pipeline import DEFAULT, Playbook, combine, gather, score
 
 
-def windows_for(alert: Alert, at: float | None, playbook: Playbook) -> Windows:
+def windows_for(
+    alert: Alert,
+    at: float | None,
+    playbook: Playbook,
+    baseline: tuple[float, float] | None = None,
+) -> Windows:
     """Alert window [start, end): from the alert's start (or `alert_span_s` before `at`)
-    to `at` (or now); the baseline is the `baseline_span_s` before it."""
+    to `at` (or now); the baseline is the `baseline_span_s` before it unless given."""
     end = float(at) if at is not None else time.time()
     start = alert.starts_at if alert.starts_at is not None else end - playbook.alert_span_s
     start = float(start)
     if start >= end:
         start = end - playbook.alert_span_s
+    if baseline is not None and baseline[0] < baseline[1] <= end:
+        return Windows((start, end), (float(baseline[0]), float(baseline[1])))
     return Windows((start, end), (start - playbook.baseline_span_s, start))
 
 
@@ -37,16 +44,18 @@ def investigate(
     hops: int = 2,
     limit: int = 10,
     playbook: Playbook = DEFAULT,
+    baseline: tuple[float, float] | None = None,
 ) -> Plan:
     """Rank the likely root causes of `alert`.
 
     Fail-open: an empty, stale or unreachable graph, an unknown service or a failing
     metrics probe gives an empty or partial plan whose `reason`/`notes` say why; this
-    function does not raise for them.
+    function does not raise for them. `baseline` overrides the baseline window (e.g. the
+    same hour yesterday); by default it is the `baseline_span_s` before the alert window.
     """
     hops = clamp_hops(hops)
     limit = max(1, min(int(limit), 200))
-    win = windows_for(alert, at, playbook)
+    win = windows_for(alert, at, playbook, baseline)
 
     def plan(
         anchor: str | None,

@@ -187,42 +187,42 @@ def robust_z(baseline: tuple[float, ...], alert: tuple[float, ...]) -> float:
     return float(np.mean(top))
 
 
-def z_score_to_signal(z: float) -> float:
-    return 1.0 - math.exp(-max(0.0, z - Z_FLOOR) / Z_SCALE)
-
-
 def anomaly(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     """A candidate's own latency, errors and saturation in the alert window against its
-    baseline (robust z per series; the strongest kind counts, weighted by kind)."""
-    scores: dict[str, float] = {}
-    evidence: dict[str, tuple[Evidence, ...]] = {}
+    baseline: robust z per series, the strongest kind (weighted by kind) per service.
+
+    Scores are relative within the neighbourhood (sqrt of z over the largest z, so the
+    service that moved most scores 1 and one that moved a quarter as much scores 0.5),
+    gated by how large the largest move is: when nothing moved, nothing is anomalous.
+    Absolute z saturates quickly when baselines come from another day; ratios do not.
+    """
+    excess: dict[str, float] = {}
+    lines: dict[str, list[Evidence]] = {}
     for name in all_nodes(facts):
-        series: tuple[ProbeSeries, ...] = tuple(facts.probes.get(name, ()))
         best: dict[str, tuple[float, ProbeSeries]] = {}
-        for s in series:
+        for s in facts.probes.get(name, ()):
             z = robust_z(s.baseline, s.alert)
             if s.kind not in best or z > best[s.kind][0]:
                 best[s.kind] = (z, s)
-        score, lines = 0.0, list[Evidence]()
+        excess[name] = 0.0
         for kind, (z, s) in sorted(best.items(), key=lambda kv: -kv[1][0]):
-            v = KIND_WEIGHT.get(kind, KIND_WEIGHT["other"]) * z_score_to_signal(z)
-            score = max(score, v)
-            if len(lines) < 3 and z >= Z_FLOOR:
-                med_b = float(np.median(s.baseline))
-                med_a = float(np.median(s.alert))
-                lines.append(
+            w = KIND_WEIGHT.get(kind, KIND_WEIGHT["other"])
+            excess[name] = max(excess[name], w * max(0.0, z - Z_FLOOR))
+            if z >= Z_FLOOR and len(lines.setdefault(name, [])) < 3:
+                med_b, med_a = float(np.median(s.baseline)), float(np.median(s.alert))
+                lines[name].append(
                     Evidence(
                         "anomaly",
                         f"{kind} {s.name}: robust z {z:.1f} (median {med_b:.4g} → {med_a:.4g})",
                         facts.probe_source,
-                        round(v, 4),
+                        round(z, 2),
                         f"{name}/{s.name}",
                     )
                 )
-        scores[name] = score
-        if lines:
-            evidence[name] = tuple(lines)
-    return Signal("anomaly", scores, evidence)
+    top = max(excess.values(), default=0.0)
+    gate = 1.0 - math.exp(-top / Z_SCALE)
+    scores = {n: math.sqrt(x / top) * gate if top > 0 else 0.0 for n, x in excess.items()}
+    return Signal("anomaly", scores, {k: tuple(v) for k, v in lines.items() if v})
 
 
 # -- changes ------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import sys
 from stackgraph.errors import StackGraphError
 
 from . import core as core
+from . import eval as eval
+from . import investigate as investigate
 from .app import app
 
 __all__ = ["app", "main"]
