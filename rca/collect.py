@@ -7,7 +7,6 @@ parameters, hop counts pick one template from the clamped set 1..4.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -46,19 +45,18 @@ def clamp_hops(hops: int) -> int:
     return max(MIN_HOPS, min(MAX_HOPS, h))
 
 
-def _node(
-    name: str, label: str, props: Mapping[str, Any], fan_in: Any, fan_out: Any, **kw: Any
-) -> NodeFact:
-    crit = props.get("criticality")
+def _node(name: str, row: Mapping[str, Any], **kw: Any) -> NodeFact:
+    """A node from a row of scalars (criticality, source, status, last_seen, degrees)."""
+    crit = row.get("criticality")
     return NodeFact(
         name=name,
-        label=label or "Service",
+        label=str(row.get("label") or "Service"),
         criticality=crit if isinstance(crit, str) else None,
-        fan_in=int(num(fan_in) or 0),
-        fan_out=int(num(fan_out) or 0),
-        source=_str(props.get("source")),
-        status=_str(props.get("status")),
-        last_seen=num(props.get("last_seen")),
+        fan_in=int(num(row.get("fan_in")) or 0),
+        fan_out=int(num(row.get("fan_out")) or 0),
+        source=_str(row.get("source")),
+        status=_str(row.get("status")),
+        last_seen=num(row.get("last_seen")),
         **kw,
     )
 
@@ -67,7 +65,9 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _edge(src: str, dst: str, etype: str, props: Mapping[str, Any]) -> EdgeFact:
+def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
+    """An edge from a row of scalars (telemetry + provenance prefixed `e_`)."""
+
     def clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
         x = num(v)
         if x is None or not math.isfinite(x):
@@ -77,13 +77,13 @@ def _edge(src: str, dst: str, etype: str, props: Mapping[str, Any]) -> EdgeFact:
     return EdgeFact(
         src=src,
         dst=dst,
-        type=etype,
-        trace_count=clean(props.get("trace_count")),
-        error_rate=clean(props.get("error_rate"), 0.0, 1.0),
-        latency_p95_ms=clean(props.get("latency_p95_ms")),
-        source=_str(props.get("source")),
-        status=_str(props.get("status")),
-        last_seen=num(props.get("last_seen")),
+        type=str(row.get("type") or "CALLS"),
+        trace_count=clean(row.get("trace_count")),
+        error_rate=clean(row.get("error_rate"), 0.0, 1.0),
+        latency_p95_ms=clean(row.get("latency_p95_ms")),
+        source=_str(row.get("e_source")),
+        status=_str(row.get("e_status")),
+        last_seen=num(row.get("e_last_seen")),
     )
 
 
@@ -97,24 +97,13 @@ def resolve_anchor(store: GraphReader, alert: Alert) -> tuple[NodeFact | None, s
     found = {str(r["name"]): r for r in rows}
     for name in names:
         if name in found:
-            r = found[name]
-            return _node(
-                name, "Service", r["props"] or {}, r["fan_in"], r["fan_out"], position="anchor"
-            ), ""
+            return _node(name, found[name], position="anchor"), ""
     rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10})
     services = sorted({str(r["service"]) for r in rows if r.get("service")})
     if services:
         again = store.read(cypher.load("rca_anchor_services"), {"names": services, "limit": 10})
         if again:
-            r = again[0]
-            return _node(
-                str(r["name"]),
-                "Service",
-                r["props"] or {},
-                r["fan_in"],
-                r["fan_out"],
-                position="anchor",
-            ), ""
+            return _node(str(again[0]["name"]), again[0], position="anchor"), ""
     return None, f"no Service or Deployment in the graph matches {names[:4]!r}"
 
 
@@ -132,19 +121,10 @@ def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
         target = names[-1]
         if target == facts.anchor or len(set(names)) < len(names):
             continue
-        for (a, b), etype, props in zip(
-            itertools.pairwise(names), r["types"], r["edges"], strict=False
-        ):
-            edges.setdefault((a, b, str(etype)), _edge(a, b, str(etype), props or {}))
+        a, b = names[-2], target  # every edge in reach ends some path: the paths' last edges
+        edges.setdefault((a, b, str(r["type"])), _edge(a, b, r))
         if target not in nodes:
-            nodes[target] = _node(
-                target,
-                str(r["label"]),
-                r["props"] or {},
-                r["fan_in"],
-                r["fan_out"],
-                depth=len(names) - 1,
-            )
+            nodes[target] = _node(target, r, depth=len(names) - 1)
         known = paths.setdefault(target, [])
         if len(known) < _MAX_PATHS_PER_NODE and tuple(names) not in known:
             known.append(tuple(names))
@@ -170,17 +150,9 @@ def callers(store: GraphReader, req: Request, facts: Facts) -> Facts:
     for r in rows:
         name = str(r["name"])
         if (name, facts.anchor, "CALLS") not in have:
-            edges.append(_edge(name, facts.anchor, str(r["type"]), r["edge"] or {}))
+            edges.append(_edge(name, facts.anchor, r))
         if name not in nodes:
-            nodes[name] = _node(
-                name,
-                str(r["label"]),
-                r["props"] or {},
-                r["fan_in"],
-                r["fan_out"],
-                depth=1,
-                position="upstream",
-            )
+            nodes[name] = _node(name, r, depth=1, position="upstream")
             paths[name] = ((facts.anchor, name),)
     return replace(facts, nodes=nodes, edges=tuple(edges), paths=paths)
 
