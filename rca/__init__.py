@@ -1,6 +1,35 @@
-"""The read path: alert → anchor → k-hop → signals → blame → ranked plan; agent; verification."""
+"""The read path: alert → anchor → k-hop → signals → blame → ranked plan; agent; verification.
 
-from .investigate import investigate
+from stackgraph.rca import Alert, investigate
+plan = investigate(store, Alert({"service": "checkout"}), hops=2)
+plan.candidates[0].service, plan.candidates[0].signals, plan.candidates[0].evidence
+"""
+
+from .anchor import anchor_names, pod_base_names
+from .clock import parse_time
+from .collect import GENERATORS, clamp_hops
+from .investigate import investigate, windows_for
 from .model import Alert, Candidate, Evidence, MetricsSource, Plan
+from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
+from .signals import Signal
 
-__all__ = ["Alert", "Candidate", "Evidence", "MetricsSource", "Plan", "investigate"]
+__all__ = [
+    "DEFAULT",
+    "GENERATORS",
+    "PLAYBOOKS",
+    "SCORERS",
+    "Alert",
+    "Candidate",
+    "Evidence",
+    "MetricsSource",
+    "Plan",
+    "Playbook",
+    "Signal",
+    "anchor_names",
+    "clamp_hops",
+    "combine",
+    "investigate",
+    "parse_time",
+    "pod_base_names",
+    "windows_for",
+]

@@ -1,20 +1,96 @@
-"""`investigate(store, alert)` → ranked `Plan`. (Placeholder until the read path lands.)"""
+"""`investigate(store, alert)` → a ranked, explained `Plan`. Fail-open by contract.
+
+alert labels → anchor Service → generators (k-hop neighbourhood, callers, deploys and
+changes, incident history, metric probes) → scorers (topology, telemetry, anomaly,
+change, history, PageRank blame) → one weighted combiner → ranked candidates.
+"""
 
 from __future__ import annotations
 
+import time
+
 from stackgraph.store import GraphStore
 
-from .model import Alert, MetricsSource, Plan
+from .collect import GraphReader, clamp_hops, resolve_anchor
+from .facts import Facts, Request, Windows
+from .model import Alert, Candidate, MetricsSource, Plan
+from .pipeline import DEFAULT, Playbook, combine, gather, score
+
+
+def windows_for(
+    alert: Alert,
+    at: float | None,
+    playbook: Playbook,
+    baseline: tuple[float, float] | None = None,
+) -> Windows:
+    """Alert window [start, end): from the alert's start (or `alert_span_s` before `at`)
+    to `at` (or now); the baseline is the `baseline_span_s` before it unless given."""
+    end = float(at) if at is not None else time.time()
+    start = alert.starts_at if alert.starts_at is not None else end - playbook.alert_span_s
+    start = float(start)
+    if start >= end:
+        start = end - playbook.alert_span_s
+    if baseline is not None and baseline[0] < baseline[1] <= end:
+        return Windows((start, end), (float(baseline[0]), float(baseline[1])))
+    return Windows((start, end), (start - playbook.baseline_span_s, start))
 
 
 def investigate(
-    store: GraphStore,
+    store: GraphStore | GraphReader,
     alert: Alert,
     *,
     at: float | None = None,
     metrics: MetricsSource | None = None,
     hops: int = 2,
     limit: int = 10,
+    playbook: Playbook = DEFAULT,
+    baseline: tuple[float, float] | None = None,
 ) -> Plan:
-    """Fail-open: never raises for an empty, stale or unreachable graph."""
-    return Plan(anchor=None, candidates=[], reason="the read path is not built yet", at=at)
+    """Rank the likely root causes of `alert`.
+
+    Fail-open: an empty, stale or unreachable graph, an unknown service or a failing
+    metrics probe gives an empty or partial plan whose `reason`/`notes` say why; this
+    function does not raise for them. `baseline` overrides the baseline window (e.g. the
+    same hour yesterday); by default it is the `baseline_span_s` before the alert window.
+    """
+    hops = clamp_hops(hops)
+    limit = max(1, min(int(limit), 200))
+    win = windows_for(alert, at, playbook, baseline)
+
+    def plan(
+        anchor: str | None,
+        reason: str,
+        ranked: list[Candidate] | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> Plan:
+        return Plan(
+            anchor=anchor,
+            candidates=ranked or [],
+            reason=reason,
+            at=win.alert[1],
+            playbook=playbook.name,
+            hops=hops,
+            window=win.alert,
+            baseline=win.baseline,
+            notes=notes,
+        )
+
+    try:
+        anchor, why = resolve_anchor(store, alert)
+        if anchor is None:
+            return plan(None, why)
+        request = Request(alert, win, hops, limit, metrics)
+        facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
+        facts = gather(store, request, facts, playbook)
+        signals = score(facts, playbook)
+        ranked = combine(facts, signals, playbook)
+    except Exception as exc:  # the fail-open boundary: any store/driver failure becomes a reason
+        return plan(None, f"investigation failed open: {type(exc).__name__}: {exc}")
+    notes = list(facts.notes)
+    reason = ""
+    if len(facts.nodes) <= 1:
+        reason = f"{anchor.name} has no known dependencies in the graph; only itself is ranked"
+    edge_status = [e.status for e in facts.edges]
+    if edge_status and all(s == "Stale" for s in edge_status):
+        notes.append("every dependency edge around the anchor is Stale; telemetry counts half")
+    return plan(anchor.name, reason, ranked[:limit], tuple(notes))

@@ -29,6 +29,9 @@ class Evidence:
     source: str
     value: float | None = None
     ref: str | None = None
+    status: str | None = None
+    """Provenance of the fact: its status (Active, Stale...) and when it was last seen."""
+    last_seen: float | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class Candidate:
     evidence: Sequence[Evidence] = ()
     suggested_tools: Sequence[str] = ()
     kind: str = "Service"
+    position: str = "downstream"
+    """Where it sits relative to the anchor: "anchor", "downstream" or "upstream"."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,12 @@ class Plan:
     reason: str = ""
     at: float | None = None
     playbook: str = "default"
+    hops: int = 2
+    window: tuple[float, float] | None = None
+    """The alert window the probes looked at, epoch seconds [start, end)."""
+    baseline: tuple[float, float] | None = None
+    notes: Sequence[str] = ()
+    """What was partial: failed probes, truncated neighbourhoods, stale facts."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,7 +72,9 @@ class Plan:
 class MetricsSource(Protocol):
     """A service's own metrics, live (Prometheus) or replayed (dataset files).
 
-    `kind` is one of "latency", "errors", "cpu", "memory", "workload", "network", "other".
+    `kind` is one of "latency", "errors", "cpu", "memory", "workload", "network", "other",
+    optionally qualified by a series name after a slash ("latency/p99") when a service has
+    several series of one kind; scorers group on the part before the slash.
     """
 
     def kinds(self, service: str) -> Sequence[str]: ...

@@ -50,7 +50,14 @@ STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
     ("infra", ingest_infra),
     ("stats", show_stats),
+    ("investigate", lambda ctx: _investigate_step(ctx)),
 ]
+
+
+def _investigate_step(ctx: DemoContext) -> None:
+    from .cli.investigate import demo_step
+
+    demo_step(ctx)
 
 
 def run_demo(settings: Settings, examples: Path, console: Console) -> None:

@@ -7,6 +7,8 @@ import sys
 from stackgraph.errors import LeaseHeldError, StackGraphError
 
 from . import core as core
+from . import eval as eval
+from . import investigate as investigate
 from . import schedule as schedule
 from .app import app
 

@@ -1,0 +1,269 @@
+"""Candidate generators: the only parts of the read path that read the store (read-only).
+
+Each generator is `(store, request, facts) -> facts`: it adds what it found and notes
+what it could not find. Queries are the `rca_*` templates in `cypher/`; values bind as
+parameters, hop counts pick one template from the clamped set 1..4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from stackgraph import cypher
+from stackgraph.cypher import Query
+
+from .anchor import anchor_names
+from .clock import parse_time
+from .facts import ChangeFact, EdgeFact, Facts, HistoryFact, NodeFact, ProbeSeries, Request, num
+from .model import Alert
+
+MIN_HOPS, MAX_HOPS = 1, 4
+_MAX_PATHS_PER_NODE = 3
+
+
+class GraphReader(Protocol):
+    """The read-only port of the store the read path sees."""
+
+    def read(
+        self, query: Query, params: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+Generator = Callable[[GraphReader, Request, Facts], Facts]
+
+
+def clamp_hops(hops: int) -> int:
+    """Hop counts outside 1..4 are clamped, never refused (hops=99 behaves as 4)."""
+    try:
+        h = int(hops)
+    except (TypeError, ValueError):
+        return 2
+    return max(MIN_HOPS, min(MAX_HOPS, h))
+
+
+def _node(name: str, row: Mapping[str, Any], **kw: Any) -> NodeFact:
+    """A node from a row of scalars (criticality, source, status, last_seen, degrees)."""
+    crit = row.get("criticality")
+    return NodeFact(
+        name=name,
+        label=str(row.get("label") or "Service"),
+        criticality=crit if isinstance(crit, str) else None,
+        fan_in=int(num(row.get("fan_in")) or 0),
+        fan_out=int(num(row.get("fan_out")) or 0),
+        source=_str(row.get("source")),
+        status=_str(row.get("status")),
+        last_seen=num(row.get("last_seen")),
+        **kw,
+    )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
+    """An edge from a row of scalars (telemetry + provenance prefixed `e_`)."""
+
+    def clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
+        x = num(v)
+        if x is None or not math.isfinite(x):
+            return None
+        return min(max(x, lo), hi)
+
+    return EdgeFact(
+        src=src,
+        dst=dst,
+        type=str(row.get("type") or "CALLS"),
+        trace_count=clean(row.get("trace_count")),
+        error_rate=clean(row.get("error_rate"), 0.0, 1.0),
+        latency_p95_ms=clean(row.get("latency_p95_ms")),
+        source=_str(row.get("e_source")),
+        status=_str(row.get("e_status")),
+        last_seen=num(row.get("e_last_seen")),
+    )
+
+
+def resolve_anchor(store: GraphReader, alert: Alert) -> tuple[NodeFact | None, str]:
+    """The Service the alert fired on, or None with the reason. Label priority:
+    service > app > job > pod (hash suffixes dropped) > a Deployment of that name."""
+    names = anchor_names(alert.labels)
+    if not names:
+        return None, "the alert names no service (labels service/app/job/pod are all absent)"
+    rows = store.read(cypher.load("rca_anchor_services"), {"names": names, "limit": len(names)})
+    found = {str(r["name"]): r for r in rows}
+    for name in names:
+        if name in found:
+            return _node(name, found[name], position="anchor"), ""
+    rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10})
+    services = sorted({str(r["service"]) for r in rows if r.get("service")})
+    if services:
+        again = store.read(cypher.load("rca_anchor_services"), {"names": services, "limit": 10})
+        if again:
+            return _node(str(again[0]["name"]), again[0], position="anchor"), ""
+    return None, f"no Service or Deployment in the graph matches {names[:4]!r}"
+
+
+def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """The anchor's downstream neighbourhood within `hops` (clamped 1..4), bounded."""
+    hops = clamp_hops(req.hops)
+    rows = store.read(
+        cypher.load(f"rca_khop_{hops}"), {"anchor": facts.anchor, "limit": req.path_limit}
+    )
+    nodes = dict(facts.nodes)
+    edges: dict[tuple[str, str, str], EdgeFact] = {(e.src, e.dst, e.type): e for e in facts.edges}
+    paths: dict[str, list[tuple[str, ...]]] = {k: list(v) for k, v in facts.paths.items()}
+    for r in sorted(rows, key=lambda r: (len(r["names"]), [str(n) for n in r["names"]])):
+        names = [str(n) for n in r["names"]]
+        target = names[-1]
+        if target == facts.anchor or len(set(names)) < len(names):
+            continue
+        a, b = names[-2], target  # every edge in reach ends some path: the paths' last edges
+        edges.setdefault((a, b, str(r["type"])), _edge(a, b, r))
+        if target not in nodes:
+            nodes[target] = _node(target, r, depth=len(names) - 1)
+        known = paths.setdefault(target, [])
+        if len(known) < _MAX_PATHS_PER_NODE and tuple(names) not in known:
+            known.append(tuple(names))
+    notes: list[str] = []
+    if len(rows) >= req.path_limit:
+        notes.append(f"neighbourhood truncated at {req.path_limit} paths ({hops} hops)")
+    return replace(
+        facts,
+        nodes=nodes,
+        edges=tuple(edges.values()),
+        paths={k: tuple(v) for k, v in paths.items()},
+        notes=facts.note(*notes),
+    )
+
+
+def callers(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """The anchor's direct callers: an upstream cause (a retry storm, a bad client)."""
+    rows = store.read(cypher.load("rca_callers"), {"anchor": facts.anchor, "limit": req.limit * 5})
+    nodes = dict(facts.nodes)
+    edges = list(facts.edges)
+    paths = dict(facts.paths)
+    have = {(e.src, e.dst, e.type) for e in edges}
+    for r in rows:
+        name = str(r["name"])
+        if (name, facts.anchor, "CALLS") not in have:
+            edges.append(_edge(name, facts.anchor, r))
+        if name not in nodes:
+            nodes[name] = _node(name, r, depth=1, position="upstream")
+            paths[name] = ((facts.anchor, name),)
+    return replace(facts, nodes=nodes, edges=tuple(edges), paths=paths)
+
+
+def candidate_names(facts: Facts) -> list[str]:
+    return sorted({facts.anchor, *facts.nodes})
+
+
+def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Deploys and changes of any candidate (time-filtered by the change scorer)."""
+    names = candidate_names(facts)
+    limit = max(50, req.limit * 10)
+    out = list(facts.changes)
+    for row in store.read(cypher.load("rca_deploys"), {"names": names, "limit": limit}):
+        p = row["props"] or {}
+        at = parse_time(p.get("deployed_at"))
+        if at is None:
+            continue
+        image = str(p.get("image") or p.get("version") or p.get("image_digest") or "?")
+        out.append(
+            ChangeFact(
+                str(row["service"]),
+                "Deploy",
+                at,
+                image,
+                _str(p.get("source")),
+                _str(p.get("status")),
+            )
+        )
+    for row in store.read(cypher.load("rca_changes"), {"names": names, "limit": limit}):
+        p = row["props"] or {}
+        at = None
+        for key in ("merged_at", "committed_at", "authored_at", "at", "timestamp"):
+            at = parse_time(p.get(key))
+            if at is not None:
+                break
+        if at is None:
+            continue
+        ref = f"{p.get('repo', '?')}@{str(p.get('commit_sha', '?'))[:12]}"
+        out.append(
+            ChangeFact(
+                str(row["service"]), "Change", at, ref, _str(p.get("source")), _str(p.get("status"))
+            )
+        )
+    return replace(facts, changes=tuple(out))
+
+
+def history(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Past incidents root-caused by a candidate: a prior, never proof."""
+    names = candidate_names(facts)
+    rows = store.read(
+        cypher.load("rca_history"), {"names": names, "anchor": facts.anchor, "limit": len(names)}
+    )
+    hist = dict(facts.history)
+    for r in rows:
+        name = str(r["service"])
+        hist[name] = HistoryFact(
+            name,
+            int(num(r["incidents"]) or 0),
+            int(num(r["on_anchor"]) or 0),
+            num(r.get("confidence")),
+            num(r.get("last_seen")),
+        )
+    return replace(facts, history=hist)
+
+
+def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Each candidate's own metrics in the alert and baseline windows, via MetricsSource.
+
+    Reads metrics, not the graph. A failing probe is a note; the others still count.
+    """
+    metrics = req.metrics
+    if metrics is None:
+        return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
+    source = str(getattr(metrics, "source_name", type(metrics).__name__))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
+    notes: list[str] = []
+    for name in candidate_names(facts):
+        try:
+            kinds = list(metrics.kinds(name))
+            for kind in kinds:
+                base = _finite(metrics.values(name, kind, b0, b1))
+                alert = _finite(metrics.values(name, kind, a0, a1))
+                if base and alert:
+                    group, _, series = str(kind).partition("/")
+                    probe = ProbeSeries(group, series or group, base, alert)
+                    out.setdefault(name, []).append(probe)
+        except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
+            notes.append(f"metrics probe for {name!r} failed: {type(exc).__name__}: {exc}")
+    return replace(
+        facts,
+        probes={k: tuple(v) for k, v in out.items()},
+        probe_source=source,
+        notes=facts.note(*notes),
+    )
+
+
+def _finite(values: Sequence[float]) -> tuple[float, ...]:
+    out: list[float] = []
+    for v in values:
+        x = num(v)
+        if x is not None and math.isfinite(x):
+            out.append(x)
+    return tuple(out)
+
+
+GENERATORS: dict[str, Generator] = {
+    "khop": khop,
+    "callers": callers,
+    "changes": changes,
+    "history": history,
+    "probes": probes,
+}
+"""Named generators a playbook may list, in the order it lists them."""

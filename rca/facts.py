@@ -1,0 +1,130 @@
+"""What the generators gather and the scorers read: plain frozen records, no store handle.
+
+A `Facts` value grows through the playbook's generators (`dataclasses.replace`), then is
+handed, finished, to pure scoring functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Alert, MetricsSource
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The alert window the probes compare against the baseline window before it."""
+
+    alert: tuple[float, float]
+    baseline: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class NodeFact:
+    """A node of the neighbourhood with its provenance and its degree in the whole graph."""
+
+    name: str
+    label: str = "Service"
+    criticality: str | None = None
+    fan_in: int = 0
+    fan_out: int = 0
+    depth: int = 0
+    position: str = "downstream"
+    source: str | None = None
+    status: str | None = None
+    last_seen: float | None = None
+
+
+@dataclass(frozen=True)
+class EdgeFact:
+    """A dependency edge caller → callee; telemetry is absent when never measured."""
+
+    src: str
+    dst: str
+    type: str = "CALLS"
+    trace_count: float | None = None
+    error_rate: float | None = None
+    latency_p95_ms: float | None = None
+    source: str | None = None
+    status: str | None = None
+    last_seen: float | None = None
+
+    @property
+    def stale(self) -> bool:
+        return self.status == "Stale"
+
+
+@dataclass(frozen=True)
+class ChangeFact:
+    """A Deploy or Change touching a candidate, with when it happened."""
+
+    service: str
+    kind: str
+    at: float
+    ref: str
+    source: str | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class HistoryFact:
+    """Past incidents root-caused by a candidate (validated ROOT_CAUSED_BY edges)."""
+
+    service: str
+    incidents: int
+    on_anchor: int
+    confidence: float | None = None
+    last_seen: float | None = None
+
+
+@dataclass(frozen=True)
+class ProbeSeries:
+    """One probed metric series of a candidate: baseline and alert-window values."""
+
+    kind: str
+    name: str
+    baseline: tuple[float, ...]
+    alert: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What an investigation was asked: read by generators (with the store), never scored."""
+
+    alert: Alert
+    windows: Windows
+    hops: int
+    limit: int
+    metrics: MetricsSource | None = None
+    path_limit: int = 2000
+
+
+@dataclass(frozen=True)
+class Facts:
+    anchor: str
+    nodes: Mapping[str, NodeFact] = field(default_factory=dict)
+    edges: Sequence[EdgeFact] = ()
+    paths: Mapping[str, Sequence[tuple[str, ...]]] = field(default_factory=dict)
+    changes: Sequence[ChangeFact] = ()
+    history: Mapping[str, HistoryFact] = field(default_factory=dict)
+    probes: Mapping[str, Sequence[ProbeSeries]] = field(default_factory=dict)
+    probe_source: str = "metrics"
+    windows: Windows | None = None
+    notes: tuple[str, ...] = ()
+
+    def note(self, *more: str) -> tuple[str, ...]:
+        return (*self.notes, *more)
+
+
+def num(value: Any) -> float | None:
+    """A stored property as a float, or None when absent or not a number."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

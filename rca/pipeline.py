@@ -1,0 +1,127 @@
+"""Playbooks: a declared pipeline of generators → scorers → one combiner.
+
+A playbook names its parts (from `GENERATORS` and `SCORERS`) and the weight of each
+signal in the blend; it is frozen, so a caller cannot change the default for everyone.
+Compose another one from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
+
+    quick = DEFAULT.with_(name="no-probes", generators=("khop", "changes"))
+    plan = investigate(store, alert, playbook=quick)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .blame import blame
+from .collect import GENERATORS, GraphReader
+from .facts import Facts, Request
+from .model import Candidate, Evidence
+from .signals import Scorer, Signal, all_nodes, anomaly, change, history, telemetry, topology
+
+SCORERS: dict[str, Scorer] = {
+    "topology": topology,
+    "telemetry": telemetry,
+    "anomaly": anomaly,
+    "change": change,
+    "history": history,
+    "blame": blame,
+}
+"""Named scorers. Order matters only in that `blame` reads `anomaly` and `telemetry`."""
+
+
+@dataclass(frozen=True)
+class Playbook:
+    """A named, frozen recipe: which generators gather facts, which scorers judge them,
+    and how the signals blend into one score."""
+
+    name: str
+    generators: tuple[str, ...]
+    scorers: tuple[str, ...]
+    weights: Mapping[str, float] = field(default_factory=dict)
+    alert_span_s: float = 600.0
+    """Alert window when the alert gives no start: the 10 minutes before `at`."""
+    baseline_span_s: float = 1200.0
+    """Baseline window: the 20 minutes before the alert window."""
+
+    def __post_init__(self) -> None:
+        unknown = [g for g in self.generators if g not in GENERATORS]
+        unknown += [s for s in self.scorers if s not in SCORERS]
+        unknown += [w for w in self.weights if w not in SCORERS]
+        if unknown:
+            raise ValueError(f"playbook {self.name!r}: unknown part(s) {unknown}")
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+
+    def with_(self, **changes: Any) -> Playbook:
+        return replace(self, **changes)
+
+
+DEFAULT = Playbook(
+    name="default",
+    generators=("khop", "callers", "changes", "history", "probes"),
+    scorers=("topology", "telemetry", "anomaly", "change", "history", "blame"),
+    weights={
+        "blame": 0.35,
+        "anomaly": 0.25,
+        "telemetry": 0.15,
+        "change": 0.12,
+        "topology": 0.08,
+        "history": 0.05,
+    },
+)
+
+PLAYBOOKS: Mapping[str, Playbook] = MappingProxyType({DEFAULT.name: DEFAULT})
+
+
+def gather(store: GraphReader, request: Request, facts: Facts, playbook: Playbook) -> Facts:
+    for name in playbook.generators:
+        facts = GENERATORS[name](store, request, facts)
+    return facts
+
+
+def score(facts: Facts, playbook: Playbook) -> dict[str, Signal]:
+    signals: dict[str, Signal] = {}
+    for name in playbook.scorers:
+        signals[name] = SCORERS[name](facts, signals)
+    return signals
+
+
+def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
+    tools = ["prometheus_query"]
+    if kind == "Service":
+        tools.append("k8s_events")
+    kinds = {(e.ref or "").split(":", 1)[0] for e in evidence if e.signal == "change"}
+    if "Change" in kinds:
+        tools.append("git_log")
+    if "Deploy" in kinds:
+        tools.append("flux_status")
+    return tuple(tools)
+
+
+def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> list[Candidate]:
+    """Pure: the weighted blend, ranked (ties by name), each with its breakdown and proof."""
+    nodes = all_nodes(facts)
+    out: list[Candidate] = []
+    for name, node in nodes.items():
+        breakdown = {s: round(float(signals[s].scores.get(name, 0.0)), 4) for s in playbook.scorers}
+        total = sum(playbook.weights.get(s, 0.0) * v for s, v in breakdown.items())
+        evidence: list[Evidence] = []
+        for s in playbook.scorers:
+            evidence.extend(signals[s].evidence.get(name, ()))
+        paths = facts.paths.get(name, ((name,),) if name == facts.anchor else ())
+        out.append(
+            Candidate(
+                service=name,
+                score=round(total, 4),
+                signals=breakdown,
+                paths=tuple(tuple(p) for p in paths),
+                evidence=tuple(evidence),
+                suggested_tools=suggested_tools(node.label, evidence),
+                kind=node.label,
+                position=node.position,
+            )
+        )
+    out.sort(key=lambda c: (-c.score, c.service))
+    return out

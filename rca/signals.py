@@ -1,0 +1,286 @@
+"""Scorers: pure functions from gathered facts to one signal per candidate, in [0, 1].
+
+Each scorer returns a `Signal` (scores + the evidence behind them, with provenance) and
+may read the signals scored before it (the blame scorer reads anomaly and telemetry).
+Nothing here touches the store or the network.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .clock import iso
+from .facts import EdgeFact, Facts, NodeFact, ProbeSeries
+from .model import Evidence
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    scores: Mapping[str, float]
+    evidence: Mapping[str, tuple[Evidence, ...]] = field(default_factory=dict)
+
+
+Scorer = Callable[[Facts, Mapping[str, Signal]], Signal]
+
+STALE_FACTOR = 0.5
+"""A Stale edge's telemetry counts half: it was true once, it may not be now."""
+
+CRITICALITY = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
+
+KIND_WEIGHT = {
+    "cpu": 1.0,
+    "memory": 1.0,
+    "errors": 1.0,
+    "latency": 0.8,
+    "network": 0.7,
+    "workload": 0.5,
+    "other": 0.3,
+}
+"""Saturation and errors of a service's own are root-cause-like; latency and traffic also
+move in victims, so they count a little less (blame propagation sorts victims out)."""
+
+LATENCY_WEIGHT = 0.2
+"""Exclusive p95 (what a callee adds over its own callees) without a baseline says where
+time goes, not that something broke: it only breaks ties."""
+
+ERROR_HALF = 0.02
+"""An exclusive edge error rate of 2% scores 0.5."""
+
+Z_FLOOR, Z_SCALE = 2.0, 4.0
+"""Robust z-scores under 2 are noise; the score then saturates over ~4 more."""
+
+CHANGE_TAU_S = 1800.0
+CHANGE_LOOKBACK_S = 6 * 3600.0
+CHANGE_KIND_WEIGHT = {"Deploy": 1.0, "Change": 0.7}
+
+
+def all_nodes(facts: Facts) -> dict[str, NodeFact]:
+    nodes = dict(facts.nodes)
+    nodes.setdefault(facts.anchor, NodeFact(facts.anchor, position="anchor"))
+    return nodes
+
+
+def _f(x: float | None) -> float:
+    return 0.0 if x is None else float(x)
+
+
+# -- topology ---------------------------------------------------------------------------
+
+
+def topology(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """Criticality, fan-in (many dependants → wide blast radius) and position.
+
+    Downstream nodes get more than the anchor, callers of the anchor less: faults mostly
+    propagate from callee to caller. A small weight: it ranks ties, it does not decide.
+    """
+    nodes = all_nodes(facts)
+    max_in = max((n.fan_in for n in nodes.values()), default=0)
+    pos = {"downstream": 1.0, "anchor": 0.6, "upstream": 0.3}
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for name, n in nodes.items():
+        crit = CRITICALITY.get(n.criticality or "", 0.5)
+        fan = math.log1p(n.fan_in) / math.log1p(max_in) if max_in > 0 else 0.0
+        p = pos.get(n.position, 0.5)
+        scores[name] = 0.4 * crit + 0.3 * fan + 0.3 * p
+        where = (
+            "the alerting service"
+            if n.position == "anchor"
+            else f"{n.depth} hop(s) {n.position} of {facts.anchor}"
+        )
+        summary = (
+            f"criticality {n.criticality or 'unknown'}, fan-in {n.fan_in}, "
+            f"fan-out {n.fan_out}; {where}"
+        )
+        evidence[name] = (
+            Evidence(
+                "topology",
+                summary,
+                n.source or "graph",
+                scores[name],
+                f"{n.label}:{name}",
+                n.status,
+                n.last_seen,
+            ),
+        )
+    return Signal("topology", scores, evidence)
+
+
+# -- telemetry on edges -------------------------------------------------------------------
+
+
+def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """Where errors and latency start: an edge's error rate (and p95) into a candidate,
+    minus what the candidate itself receives from its own callees. Stale edges count half.
+    """
+    nodes = all_nodes(facts)
+    incoming: dict[str, list[EdgeFact]] = defaultdict(list)
+    outgoing: dict[str, list[EdgeFact]] = defaultdict(list)
+    for e in facts.edges:
+        incoming[e.dst].append(e)
+        outgoing[e.src].append(e)
+    lat_ref = max((_f(e.latency_p95_ms) for e in facts.edges), default=0.0)
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for name in nodes:
+        out_err = max((_f(e.error_rate) for e in outgoing[name]), default=0.0)
+        out_lat = max((_f(e.latency_p95_ms) for e in outgoing[name]), default=0.0)
+        best, best_edge = 0.0, None
+        for e in incoming[name]:
+            excl_err = max(0.0, _f(e.error_rate) - out_err)
+            err_s = excl_err / (excl_err + ERROR_HALF)
+            excl_lat = max(0.0, _f(e.latency_p95_ms) - out_lat)
+            lat_s = excl_lat / lat_ref if lat_ref > 0 else 0.0
+            s = max(err_s, LATENCY_WEIGHT * lat_s) * (STALE_FACTOR if e.stale else 1.0)
+            if s > best or best_edge is None:
+                best, best_edge = s, e
+        scores[name] = best
+        if best_edge is not None and best > 0:
+            e = best_edge
+            lat = f", p95 {e.latency_p95_ms:.0f} ms" if e.latency_p95_ms is not None else ""
+            stale = " (Stale: halved)" if e.stale else ""
+            summary = (
+                f"{e.src}→{e.dst} error rate {100 * _f(e.error_rate):.1f}%{lat}{stale}; "
+                f"its own calls out: {100 * out_err:.1f}% errors"
+            )
+            evidence[name] = (
+                Evidence(
+                    "telemetry",
+                    summary,
+                    e.source or "graph",
+                    best,
+                    f"{e.type}:{e.src}->{e.dst}",
+                    e.status,
+                    e.last_seen,
+                ),
+            )
+    return Signal("telemetry", scores, evidence)
+
+
+# -- live probes --------------------------------------------------------------------------
+
+
+def robust_z(baseline: tuple[float, ...], alert: tuple[float, ...]) -> float:
+    """How far the alert window sits from the baseline, in robust units.
+
+    Scale = max(1.4826·MAD, 5% of the baseline median, 1% of the largest magnitude), so a
+    flat baseline does not turn jitter into infinity. The statistic is the mean of the
+    upper half of the alert window's deviations: one spike does not make an anomaly, a
+    fault lasting half the window does.
+    """
+    b = np.asarray(baseline, dtype=float)
+    a = np.asarray(alert, dtype=float)
+    if b.size == 0 or a.size == 0:
+        return 0.0
+    med = float(np.median(b))
+    mad = 1.4826 * float(np.median(np.abs(b - med)))
+    peak = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    scale = max(mad, 0.05 * abs(med), 0.01 * peak, 1e-9)
+    dev = np.sort(np.abs(a - med) / scale)[::-1]
+    top = dev[: max(1, math.ceil(dev.size / 2))]
+    return float(np.mean(top))
+
+
+def anomaly(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """A candidate's own latency, errors and saturation in the alert window against its
+    baseline: robust z per series, the strongest kind (weighted by kind) per service.
+
+    Scores are relative within the neighbourhood (sqrt of z over the largest z, so the
+    service that moved most scores 1 and one that moved a quarter as much scores 0.5),
+    gated by how large the largest move is: when nothing moved, nothing is anomalous.
+    Absolute z saturates quickly when baselines come from another day; ratios do not.
+    """
+    excess: dict[str, float] = {}
+    lines: dict[str, list[Evidence]] = {}
+    for name in all_nodes(facts):
+        best: dict[str, tuple[float, ProbeSeries]] = {}
+        for s in facts.probes.get(name, ()):
+            z = robust_z(s.baseline, s.alert)
+            if s.kind not in best or z > best[s.kind][0]:
+                best[s.kind] = (z, s)
+        excess[name] = 0.0
+        for kind, (z, s) in sorted(best.items(), key=lambda kv: -kv[1][0]):
+            w = KIND_WEIGHT.get(kind, KIND_WEIGHT["other"])
+            excess[name] = max(excess[name], w * max(0.0, z - Z_FLOOR))
+            if z >= Z_FLOOR and len(lines.setdefault(name, [])) < 3:
+                med_b, med_a = float(np.median(s.baseline)), float(np.median(s.alert))
+                lines[name].append(
+                    Evidence(
+                        "anomaly",
+                        f"{kind} {s.name}: robust z {z:.1f} (median {med_b:.4g} → {med_a:.4g})",
+                        facts.probe_source,
+                        round(z, 2),
+                        f"{name}/{s.name}",
+                    )
+                )
+    top = max(excess.values(), default=0.0)
+    gate = 1.0 - math.exp(-top / Z_SCALE)
+    scores = {n: math.sqrt(x / top) * gate if top > 0 else 0.0 for n, x in excess.items()}
+    return Signal("anomaly", scores, {k: tuple(v) for k, v in lines.items() if v})
+
+
+# -- changes ------------------------------------------------------------------------------
+
+
+def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """A Deploy or Change of a candidate shortly before (or during) the alert window,
+    decayed with age (half-life ~21 min); later than the window's end it cannot be a cause."""
+    scores: dict[str, float] = {}
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    if facts.windows is None:
+        return Signal("change", {})
+    start, end = facts.windows.alert
+    for c in sorted(facts.changes, key=lambda c: (c.service, -c.at, c.ref)):
+        if c.at > end or c.at < start - CHANGE_LOOKBACK_S:
+            continue
+        age = max(0.0, start - c.at)
+        s = CHANGE_KIND_WEIGHT.get(c.kind, 0.5) * math.exp(-age / CHANGE_TAU_S)
+        if c.status == "Stale":
+            s *= STALE_FACTOR
+        scores[c.service] = max(scores.get(c.service, 0.0), s)
+        if len(evidence[c.service]) < 3:
+            when = "during the alert window" if age == 0 else f"{age / 60:.0f} min before the alert"
+            evidence[c.service].append(
+                Evidence(
+                    "change",
+                    f"{c.kind} {c.ref} at {iso(c.at)} ({when})",
+                    c.source or "graph",
+                    round(s, 4),
+                    f"{c.kind}:{c.service}:{c.ref}",
+                    c.status,
+                    c.at,
+                )
+            )
+    return Signal("change", scores, {k: tuple(v) for k, v in evidence.items()})
+
+
+# -- history ------------------------------------------------------------------------------
+
+
+def history(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """A prior from validated past root causes; incidents on this same anchor count double."""
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for name, h in facts.history.items():
+        n = h.incidents + h.on_anchor
+        s = (1.0 - math.exp(-n / 2.0)) * (h.confidence if h.confidence is not None else 1.0)
+        scores[name] = s
+        evidence[name] = (
+            Evidence(
+                "history",
+                f"root cause of {h.incidents} past incident(s), "
+                f"{h.on_anchor} of them on {facts.anchor}",
+                "Incident",
+                round(s, 4),
+                f"ROOT_CAUSED_BY:{name}",
+                None,
+                h.last_seen,
+            ),
+        )
+    return Signal("history", scores, evidence)

@@ -1,0 +1,146 @@
+"""`stackgraph investigate`: an alert on a service → the ranked plan, as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .app import app, open_store, out, state_of
+
+
+def plan_json(plan: Any) -> dict[str, Any]:
+    """The plan as the documented JSON: anchor, candidates (score, signals, paths, evidence)."""
+    data: dict[str, Any] = plan.to_dict()
+    data["candidates"] = [
+        {
+            "service": c["service"],
+            "kind": c["kind"],
+            "position": c["position"],
+            "score": c["score"],
+            "signals": c["signals"],
+            "paths": [list(p) for p in c["paths"]],
+            "evidence": c["evidence"],
+            "suggested_tools": list(c["suggested_tools"]),
+        }
+        for c in data["candidates"]
+    ]
+    return data
+
+
+def print_plan(plan: Any, console: Console, top: int = 10, evidence_for: int = 3) -> None:
+    """Candidates with their score breakdown and top path, then the evidence of the first few."""
+    if not plan.candidates:
+        console.print(f"[yellow]no candidates[/yellow]: {plan.reason}")
+        return
+    table = Table(title=f"root-cause candidates for an alert on {plan.anchor!r} (hops {plan.hops})")
+    for col in ("#", "service", "score", "signals", "top path"):
+        table.add_column(col, justify="right" if col in {"#", "score"} else "left")
+    for i, c in enumerate(plan.candidates[:top], 1):
+        shown = [f"{k} {v:.2f}" for k, v in sorted(c.signals.items(), key=lambda kv: -kv[1]) if v]
+        path = " → ".join(c.paths[0]) if c.paths else "-"
+        table.add_row(str(i), c.service, f"{c.score:.3f}", ", ".join(shown[:4]), path)
+    console.print(table)
+    for c in plan.candidates[:evidence_for]:
+        console.print(f"[bold]{c.service}[/bold] — tools: {', '.join(c.suggested_tools)}")
+        for e in c.evidence:
+            if e.signal == "topology" and len(c.evidence) > 1:
+                continue
+            prov = e.source + (f", {e.status}" if e.status else "")
+            console.print(
+                f"  {escape(f'[{e.signal}]')} {escape(e.summary)} [dim]({escape(prov)})[/dim]",
+                highlight=False,
+            )
+    if plan.reason:
+        console.print(f"[yellow]note[/yellow]: {plan.reason}")
+    for note in plan.notes:
+        console.print(f"[dim]note: {note}[/dim]")
+
+
+@app.command()
+def investigate(
+    ctx: typer.Context,
+    service: Annotated[str, typer.Option("--service", help="The alerting service.")],
+    at: Annotated[
+        str | None, typer.Option("--at", help="Investigation time: epoch seconds or ISO 8601.")
+    ] = None,
+    hops: Annotated[int, typer.Option("--hops", help="Neighbourhood depth (clamped 1..4).")] = 2,
+    limit: Annotated[int, typer.Option("--limit", help="Candidates to show.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Rank the likely root causes of an alert on SERVICE (fail-open: empty plan + reason)."""
+    from stackgraph.rca import Alert, parse_time
+    from stackgraph.rca import investigate as run
+
+    when = None
+    if at is not None:
+        when = parse_time(at)
+        if when is None:
+            raise typer.BadParameter(f"--at {at!r} is neither epoch seconds nor ISO 8601")
+    settings = state_of(ctx).settings()
+    with open_store(settings) as store:
+        plan = run(store, Alert({"service": service}), at=when, hops=hops, limit=limit)
+    if as_json:
+        sys.stdout.write(json.dumps(plan_json(plan), indent=2) + "\n")
+        return
+    print_plan(plan, out, top=limit)
+
+
+def demo_step(ctx: Any) -> None:
+    """Demo: fire the example alert on checkout and print the ranked plan.
+
+    Edge statistics and deploys come from examples/platform/telemetry.json and are written
+    through the single writer with source Synthetic (the telemetry lane replaces them).
+    """
+    from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+    from stackgraph.ingest import GraphIngestor
+    from stackgraph.rca import investigate as run
+    from stackgraph.rca.alertmanager import alerts_from_webhook
+
+    alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
+    telemetry_file = ctx.examples / "platform" / "telemetry.json"
+    alert = alerts_from_webhook(json.loads(alert_file.read_text()), str(alert_file))[0]
+    data = json.loads(telemetry_file.read_text())
+    starts = alert.starts_at or 0.0
+    external = {"stripe": "ExternalApi", "carrier-api": "ExternalApi"}
+    batch = edge_stat_records(
+        [
+            EdgeStat(
+                e["client"],
+                e["server"],
+                e.get("trace_count"),
+                e.get("error_rate"),
+                e.get("latency_p95_ms"),
+                e.get("status", "Active"),
+            )
+            for e in data["edges"]
+        ],
+        labels=external,
+        ensure_nodes=False,
+        origin=str(telemetry_file),
+    )
+    batch.extend(
+        deploy_records(
+            [
+                DeployEvent(d["service"], d["version"], starts - 60.0 * d["minutes_before_alert"])
+                for d in data["deploys"]
+            ],
+            origin=str(telemetry_file),
+        )
+    )
+    with GraphIngestor(ctx.store, who="demo") as writer:
+        report = writer.write(batch)
+    for problem in report.rejected:
+        ctx.console.print(f"[red]rejected[/red] {problem}")
+    ctx.console.print(
+        f"alert {alert.labels.get('alertname')} on {alert.labels.get('service')} "
+        f"(pod {alert.labels.get('pod')}), fired {alert_file.name}"
+    )
+    plan = run(ctx.store, alert, at=starts + 300.0, hops=3)
+    ctx.results["plan"] = plan
+    print_plan(plan, ctx.console, top=8, evidence_for=3)

@@ -1,0 +1,71 @@
+"""`stackgraph demo`, `investigate` and `eval` as a user runs them (real processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def sg(*args: str, data: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
+    env.pop("FALKORDB_URL", None)
+    env["STACKGRAPH_DATA_DIR"] = str(data)
+    env["COLUMNS"] = "200"
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackgraph", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    if ok:
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+    return proc
+
+
+def test_demo_then_investigate_json(tmp_path: Path, examples: Path) -> None:
+    data = tmp_path / "d"
+    demo = sg("demo", "--examples", str(examples), data=data)
+    assert "root-cause candidates for an alert on 'checkout'" in demo.stdout
+    assert "payment" in demo.stdout and "flux_status" in demo.stdout
+    out = sg(
+        "investigate",
+        "--service",
+        "checkout",
+        "--at",
+        "2026-01-15T10:05:00Z",
+        "--hops",
+        "99",
+        "--json",
+        data=data,
+    )
+    plan = json.loads(out.stdout)
+    assert plan["anchor"] == "checkout" and plan["hops"] == 4
+    top = plan["candidates"][0]
+    assert top["service"] == "payment"
+    assert set(top) >= {"service", "score", "signals", "paths", "evidence"}
+    assert top["paths"][0] == ["checkout", "payment"]
+    assert {e["signal"] for e in top["evidence"]} >= {"telemetry", "change"}
+    epoch = sg("investigate", "--service", "checkout", "--at", "1768471500", "--json", data=data)
+    assert json.loads(epoch.stdout)["candidates"][0]["service"] == "payment"
+
+
+def test_investigate_unknown_service_and_bad_time(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    out = sg("investigate", "--service", "ghost", "--json", data=data)
+    plan = json.loads(out.stdout)
+    assert plan["candidates"] == [] and plan["reason"]
+    bad = sg("investigate", "--service", "x", "--at", "yesterday-ish", data=data, ok=False)
+    assert bad.returncode != 0 and "--at" in bad.stderr
+
+
+def test_eval_seeded_json(tmp_path: Path) -> None:
+    out = sg("eval", "--dataset", "seeded", "--limit", "4", "--json", data=tmp_path / "d")
+    card = json.loads(out.stdout)
+    assert card["dataset"] == "seeded" and card["cases"] == 4
+    for scores in card["methods"].values():
+        assert all(0.0 <= scores[k] <= 1.0 for k in ("ac1", "ac3", "ac5", "avg5", "mrr"))
+    assert "stackgraph" in card["methods"] and "random" in card["methods"]

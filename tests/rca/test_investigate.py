@@ -1,0 +1,237 @@
+"""The read path on a real embedded FalkorDB: ranking, provenance, clamping, fail-open."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from stackgraph.config import load_settings
+from stackgraph.embedded import EmbeddedFalkorDB
+from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+from stackgraph.ingest import GraphIngestor
+from stackgraph.rca import Alert, investigate
+from stackgraph.schema import NodeRecord, RecordBatch
+from stackgraph.store import GraphStore
+
+T0 = 1_800_000_000.0
+
+
+def build(
+    store: GraphStore,
+    edges: Sequence[EdgeStat],
+    crit: dict[str, str] | None = None,
+    deploys: Sequence[DeployEvent] = (),
+) -> None:
+    batch = edge_stat_records(edges)
+    for name, level in (crit or {}).items():
+        batch.nodes.append(NodeRecord("Service", {"name": name}, {"criticality": level}))
+    batch.extend(deploy_records(deploys))
+    with GraphIngestor(store, who="test") as writer:
+        report = writer.write(batch)
+    assert not report.rejected, report.rejected
+
+
+class Series:
+    """A MetricsSource over fixed per-service values: baseline flat, alert as given."""
+
+    source_name = "test-series"
+
+    def __init__(self, alert: dict[str, float], fail: bool = False) -> None:
+        self.alert = alert
+        self.fail = fail
+
+    def kinds(self, service: str) -> Sequence[str]:
+        if self.fail:
+            raise ConnectionError("prometheus is down")
+        return ["latency/p95", "cpu"]
+
+    def values(self, service: str, kind: str, start: float, end: float) -> Sequence[float]:
+        if start >= T0 - 1:  # the alert window
+            level = self.alert.get(service, 1.0) if kind == "cpu" else 1.0
+            return [level] * 5
+        return [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
+
+
+def shop() -> list[EdgeStat]:
+    """frontend → checkout → payment (broken) ; frontend → catalog (critical, healthy)."""
+    return [
+        EdgeStat("frontend", "checkout", 1000, 0.12, 300),
+        EdgeStat("checkout", "payment", 500, 0.12, 280),
+        EdgeStat("frontend", "catalog", 4000, 0.0, 20),
+        EdgeStat("checkout", "cart", 800, 0.0, 15),
+    ]
+
+
+def names(plan: object) -> list[str]:
+    return [c.service for c in plan.candidates]  # type: ignore[attr-defined]
+
+
+def test_root_cause_downstream_beats_critical_healthy_neighbour(store: GraphStore) -> None:
+    build(store, shop(), crit={"catalog": "critical", "payment": "medium"})
+    plan = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600)
+    assert plan.anchor == "frontend"
+    assert names(plan)[0] == "payment"
+    top = plan.candidates[0]
+    assert top.paths[0] == ("frontend", "checkout", "payment")
+    assert set(top.signals) == {"topology", "telemetry", "anomaly", "change", "history", "blame"}
+    assert names(plan).index("payment") < names(plan).index("catalog")
+    tele = [e for e in top.evidence if e.signal == "telemetry"]
+    assert tele and tele[0].source == "Synthetic" and tele[0].status == "Active"
+    assert tele[0].last_seen is not None
+    assert "prometheus_query" in top.suggested_tools
+
+
+def test_metric_probes_find_the_saturated_service(store: GraphStore) -> None:
+    edges = [
+        EdgeStat("frontend", "a", 10, 0.0, 10),
+        EdgeStat("frontend", "b", 10, 0.0, 10),
+        EdgeStat("a", "c", 10, 0.0, 10),
+    ]
+    build(store, edges)
+    plan = investigate(
+        store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600, metrics=Series({"c": 9.0})
+    )
+    assert names(plan)[0] == "c", [(c.service, c.score, c.signals) for c in plan.candidates]
+    assert plan.candidates[0].signals["anomaly"] > 0.9
+    ev = [e for e in plan.candidates[0].evidence if e.signal == "anomaly"]
+    assert ev and ev[0].source == "test-series"
+
+
+def test_stale_edge_telemetry_counts_half(store: GraphStore) -> None:
+    edges = [EdgeStat("api", "fresh", 100, 0.2, 50), EdgeStat("api", "old", 100, 0.2, 50, "Stale")]
+    build(store, edges)
+    plan = investigate(store, Alert({"service": "api"}, starts_at=T0), at=T0 + 600)
+    by = {c.service: c for c in plan.candidates}
+    assert by["old"].signals["telemetry"] == pytest.approx(
+        by["fresh"].signals["telemetry"] / 2, abs=1e-3
+    )
+    assert names(plan).index("fresh") < names(plan).index("old")
+    old_ev = next(e for e in by["old"].evidence if e.signal == "telemetry")
+    assert old_ev.status == "Stale" and "halved" in old_ev.summary
+
+
+def test_recent_deploy_boosts(store: GraphStore) -> None:
+    edges = [EdgeStat("api", "x", 100, 0.05, 50), EdgeStat("api", "y", 100, 0.05, 50)]
+    build(
+        store,
+        edges,
+        deploys=[DeployEvent("y", "v2", T0 - 120), DeployEvent("x", "v9", T0 - 86_400)],
+    )
+    plan = investigate(store, Alert({"service": "api"}, starts_at=T0), at=T0 + 600)
+    assert names(plan)[0] == "y"
+    by = {c.service: c for c in plan.candidates}
+    assert by["y"].signals["change"] > 0.9
+    assert by["x"].signals["change"] == 0.0  # a day old: outside the lookback
+    assert "flux_status" in by["y"].suggested_tools
+
+
+def test_red_herring_deploy_does_not_beat_the_broken_service(store: GraphStore) -> None:
+    build(store, shop(), deploys=[DeployEvent("catalog", "v3", T0 - 60)])
+    plan = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600)
+    assert names(plan)[0] == "payment"
+
+
+def chain(n: int) -> list[EdgeStat]:
+    return [EdgeStat(f"s{i}", f"s{i + 1}", 10, 0.0, 10) for i in range(n)]
+
+
+def test_hops_are_clamped(store: GraphStore) -> None:
+    build(store, chain(7))
+    alert = Alert({"service": "s0"}, starts_at=T0)
+    reach = {
+        h: set(names(investigate(store, alert, at=T0 + 60, hops=h, limit=50)))
+        for h in (0, 1, 2, 4, 99)
+    }
+    assert reach[1] == {"s0", "s1"}
+    assert reach[0] == reach[1]
+    assert reach[2] == {"s0", "s1", "s2"}
+    assert reach[4] == {f"s{i}" for i in range(5)}
+    assert reach[99] == reach[4]
+    assert investigate(store, alert, at=T0 + 60, hops=99).hops == 4
+
+
+@pytest.mark.parametrize(
+    "evil",
+    [
+        "x'}) MATCH (n) DETACH DELETE n //",
+        'frontend"}) RETURN 1 UNION MATCH (n) DETACH DELETE n //',
+        "frontend` DELETE n",
+        "$anchor",
+    ],
+)
+def test_injection_strings_in_labels_are_data(store: GraphStore, evil: str) -> None:
+    build(store, shop())
+    plan = investigate(store, Alert({"service": evil, "pod": evil, "job": evil}), at=T0)
+    assert plan.anchor is None and plan.candidates == []
+    assert "no Service" in plan.reason
+    from stackgraph.dump import stats
+
+    assert stats(store)["nodes"]["Service"] == 5  # nothing was deleted
+
+
+def test_pod_and_job_labels_anchor(store: GraphStore) -> None:
+    build(store, shop())
+    for labels in (
+        {"pod": "checkout-7d9f8b7c5d-x2x7z"},
+        {"job": "shop/checkout"},
+        {"app": "checkout", "pod": "frontend-5f7c9d8b6-abcde"},
+    ):
+        assert investigate(store, Alert(labels), at=T0).anchor == "checkout"
+
+
+def test_empty_graph_fails_open(store: GraphStore) -> None:
+    plan = investigate(store, Alert({"service": "frontend"}), at=T0)
+    assert plan.anchor is None and plan.candidates == [] and plan.reason
+
+
+def test_unknown_service_fails_open(store: GraphStore) -> None:
+    build(store, shop())
+    plan = investigate(store, Alert({"service": "nope"}), at=T0)
+    assert plan.anchor is None and "nope" in plan.reason
+
+
+def test_no_service_label(store: GraphStore) -> None:
+    plan = investigate(store, Alert({"alertname": "HighErrorRate"}), at=T0)
+    assert plan.candidates == [] and "names no service" in plan.reason
+
+
+def test_failing_metrics_source_gives_a_partial_plan(store: GraphStore) -> None:
+    build(store, shop())
+    plan = investigate(
+        store,
+        Alert({"service": "frontend"}, starts_at=T0),
+        at=T0 + 600,
+        metrics=Series({}, fail=True),
+    )
+    assert names(plan)[0] == "payment"
+    assert any("probe" in n and "prometheus is down" in n for n in plan.notes)
+
+
+def test_unreachable_store_fails_open(tmp_path: Path) -> None:
+    server = EmbeddedFalkorDB(tmp_path / "gone")
+    endpoint = server.start()
+    settings = load_settings(None, data_dir=tmp_path, falkordb_url=endpoint.url(), graph="g")
+    with GraphStore.open(settings) as store:
+        build(store, shop())
+        server.stop()  # the server goes away under an open store
+        plan = investigate(store, Alert({"service": "frontend"}), at=T0)
+    assert plan.anchor is None and plan.candidates == []
+    assert "failed open" in plan.reason and "StoreUnavailable" in plan.reason
+
+
+def test_plan_is_deterministic_and_serialisable(store: GraphStore) -> None:
+    build(store, shop(), deploys=[DeployEvent("payment", "v2", T0 - 300)])
+    a = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600)
+    b = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600)
+    assert a.to_dict() == b.to_dict()
+    import json
+
+    json.dumps(a.to_dict())
+
+
+def test_records_builder_keeps_batches_separate() -> None:
+    batch = edge_stat_records([EdgeStat("a", "b", 1, 0.5, 2)], ensure_nodes=False)
+    assert batch.nodes == [] and len(batch.edges) == 1
+    assert isinstance(batch, RecordBatch)
