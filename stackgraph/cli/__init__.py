@@ -7,6 +7,7 @@ import sys
 from stackgraph.errors import StackGraphError
 
 from . import core as core
+from . import serve as serve
 from .app import app
 
 __all__ = ["app", "main"]
