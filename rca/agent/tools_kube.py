@@ -123,10 +123,10 @@ def _run_flux(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         ("helm.toolkit.fluxcd.io", "v2", "helmreleases"),
         ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations"),
     ):
-        listing: dict[str, Any] = api.list_namespaced_custom_object(
+        listing: Any = api.list_namespaced_custom_object(
             group, version, ctx.kube_namespace, plural, _request_timeout=10
         )
-        items: list[dict[str, Any]] = listing.get("items", [])
+        items: list[dict[str, Any]] = dict(listing).get("items", [])
         for item in items:
             if item.get("metadata", {}).get("name") != service:
                 continue
