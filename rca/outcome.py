@@ -24,7 +24,7 @@ from stackgraph.ingest import GraphIngestor, IngestReport
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 
 from stackgraph import cypher
-from stackgraph.errors import LeaseHeldError
+from stackgraph.errors import InputError, LeaseHeldError
 from stackgraph.store import GraphStore
 
 from .agent import ROOT_CAUSE_MIN_CONFIDENCE, AgentRun, HypothesisState, Verdict
@@ -151,7 +151,9 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
     return batch
 
 
-def feedback_records(outcome: IncidentOutcome, verdict: str, root_cause: str | None) -> RecordBatch:
+def feedback_records(
+    outcome: IncidentOutcome, verdict: str, root_cause: str | None, root_label: str = "Service"
+) -> RecordBatch:
     """Feedback: the confirmed root cause (edge Active, confidence 1) or "wrong" (the
     agent's root cause is Deprecated). The read path's history prior reads Active edges."""
     batch = RecordBatch()
@@ -167,7 +169,7 @@ def feedback_records(outcome: IncidentOutcome, verdict: str, root_cause: str | N
             "outcome": "wrong", "shadow": outcome.shadow, "by": "agent"},
             SYNTHETIC, "Deprecated", 0.0))  # fmt: skip
     if verdict == "confirmed" and root_cause:
-        batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(root_cause), {
+        batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(root_cause, root_label), {
             "outcome": "confirmed", "shadow": outcome.shadow, "by": "feedback"},
             SYNTHETIC, shadow_status, 1.0))  # fmt: skip
     return batch
@@ -214,7 +216,20 @@ class OutcomeWriter:
     def write_outcome(self, outcome: IncidentOutcome) -> IngestReport:
         return self.write(outcome_records(outcome, self.symptom_exists(outcome.symptom)))
 
+    def topology_label(self, name: str) -> str | None:
+        rows = self.store.read(cypher.load("sg_topology_label"), {"name": name})
+        return str(rows[0]["label"]) if rows else None
+
     def write_feedback(
         self, outcome: IncidentOutcome, verdict: str, root_cause: str | None
     ) -> IngestReport:
-        return self.write(feedback_records(outcome, verdict, root_cause))
+        """Raises `InputError` for a root cause the graph does not know."""
+        label = "Service"
+        if verdict == "confirmed" and root_cause:
+            found = self.topology_label(root_cause)
+            if found is None:
+                raise InputError(
+                    f"root_cause {root_cause!r}: no service, datastore or external API of that name"
+                )
+            label = found
+        return self.write(feedback_records(outcome, verdict, root_cause, label))

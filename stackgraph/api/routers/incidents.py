@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, status
 
-from stackgraph.errors import LeaseHeldError, StoreError
+from stackgraph.errors import InputError, LeaseHeldError, StoreError
 
 from ..deps import Authed, ServiceDep
 from ..schemas import FeedbackRequest, IncidentDetail, IncidentSummary
@@ -42,12 +42,14 @@ def post_feedback(
     """The confirmed root cause, or "wrong". Updates the outcome in the graph (the read
     path's history prior reads ROOT_CAUSED_BY)."""
     if body.verdict == "confirmed" and not body.root_cause:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY,
+        raise HTTPException(422,
                             "verdict 'confirmed' needs root_cause")  # fmt: skip
     try:
         return detail_view(service.feedback(fingerprint, body.verdict, body.root_cause))
     except UnknownIncident as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except InputError as exc:
+        raise HTTPException(422, str(exc)) from exc
     except (LeaseHeldError, StoreError) as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc),
                             headers={"Retry-After": "10"}) from exc  # fmt: skip
