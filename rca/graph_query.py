@@ -14,9 +14,10 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from stackgraph.schema import LABELS
+from typing_extensions import TypedDict
 
 from stackgraph import cypher
 from stackgraph.errors import StackGraphError

@@ -169,7 +169,8 @@ def feedback_records(
             "outcome": "wrong", "shadow": outcome.shadow, "by": "agent"},
             SYNTHETIC, "Deprecated", 0.0))  # fmt: skip
     if verdict == "confirmed" and root_cause:
-        batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(root_cause, root_label), {
+        cause = _svc(root_cause, root_label)
+        batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, cause, {
             "outcome": "confirmed", "shadow": outcome.shadow, "by": "feedback"},
             SYNTHETIC, shadow_status, 1.0))  # fmt: skip
     return batch

@@ -8,9 +8,10 @@ The store is opened on first use, not at import or start, so the server answers
 from __future__ import annotations
 
 import threading
-from typing import Any, TypedDict
+from typing import Any
 
 from mcp.server import MCPServer
+from typing_extensions import TypedDict
 
 from stackgraph.config import Settings
 from stackgraph.rca import Alert, investigate

@@ -65,7 +65,9 @@ def test_token_required_except_health_and_metrics(client: TestClient) -> None:
     assert client.get("/metrics").status_code == 200
 
 
-def test_token_from_a_mounted_file(settings: Settings, platform: GraphStore, tmp_path: Path) -> None:
+def test_token_from_a_mounted_file(
+    settings: Settings, platform: GraphStore, tmp_path: Path
+) -> None:
     secret = tmp_path / "token"
     secret.write_text("from-file\n")
     app = create_app(settings.model_copy(update={"api_token_file": secret}), store=platform,
@@ -123,9 +125,7 @@ def test_resent_alert_joins_and_resolved_closes(client: TestClient, platform: Gr
     assert status[0][0] == "resolved"
 
 
-def test_full_queue_answers_503_with_retry_after(
-    settings: Settings, platform: GraphStore
-) -> None:
+def test_full_queue_answers_503_with_retry_after(settings: Settings, platform: GraphStore) -> None:
     gate = threading.Event()
 
     def slow_plan(store: GraphStore, alert: Alert) -> Plan:

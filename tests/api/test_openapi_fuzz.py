@@ -34,7 +34,8 @@ def test_openapi_is_complete(app: FastAPI) -> None:
     paths = set(doc["paths"])
     assert {"/api/v1/alerts", "/api/v1/incidents", "/api/v1/incidents/{fingerprint}",
             "/api/v1/incidents/{fingerprint}/feedback", "/api/v1/investigate",
-            "/api/v1/tools/query_stack_graph", "/healthz", "/readyz", "/metrics"} <= paths  # fmt: skip
+            "/api/v1/tools/query_stack_graph", "/healthz", "/readyz",
+            "/metrics"} <= paths  # fmt: skip
     alerts = doc["paths"]["/api/v1/alerts"]["post"]
     assert {"202", "401", "413", "422", "503"} <= set(alerts["responses"])
     assert alerts["security"] == [{"HTTPBearer": []}]
@@ -59,7 +60,7 @@ def test_no_server_errors(app: FastAPI) -> None:
             try:
                 case.validate_response(response, checks=[not_a_server_error])
             except AssertionError as exc:
-                failures.append(f"{operation.label}: {exc}")
+                failures.append(f"{case.operation.label}: {exc}")
 
         run()
     assert not failures, "\n".join(failures[:5])
