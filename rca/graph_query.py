@@ -84,7 +84,7 @@ def _ago(seconds: float) -> str:
     return f"{round(seconds / 86400)} days ago"
 
 
-def sentence(t: Triple, now: float) -> str:
+def sentence(t: Triple, now: float | None) -> str:
     """One edge as a sentence with its measured properties and provenance."""
     p = t["props"]
     bits: list[str] = []
@@ -98,7 +98,7 @@ def sentence(t: Triple, now: float) -> str:
         bits.append(f"from {p['source']}")
     if p.get("status") and p.get("status") != "Active":
         bits.append(str(p["status"]).lower())
-    if isinstance(p.get("last_seen"), int | float):
+    if now is not None and isinstance(p.get("last_seen"), int | float):
         bits.append(f"seen {_ago(now - float(p['last_seen']))}")
     verb = _VERBS.get(t["type"], t["type"].lower().replace("_", " "))
     tail = f" ({', '.join(bits)})" if bits else ""
@@ -152,8 +152,12 @@ def query_stack_graph(
     raw: bool = False,
     limit: int = 100,
     now: float | None = None,
+    ages: bool = True,
 ) -> GraphAnswer:
     """Neighbourhood of `service` (within `hops`), or the paths from `service` to `other`.
+
+    `ages=False` leaves out "seen N min ago" (evidence that is stored must not depend on
+    when it was read, so re-running an investigation writes the same graph).
 
     Fail-open like the read path: an unreachable store gives an empty answer with a reason.
     """
@@ -193,7 +197,7 @@ def query_stack_graph(
         chosen = edges.triples[:limit]
     if not edges.triples and not answer["reason"]:
         answer["reason"] = f"no service named {service!r} in the graph, or it has no edges"
-    answer["sentences"] = [sentence(t, now) for t in chosen]
+    answer["sentences"] = [sentence(t, now if ages else None) for t in chosen]
     if raw:
         answer["triples"] = chosen
     return answer

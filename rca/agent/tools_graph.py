@@ -25,6 +25,7 @@ def _run_graph(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         hops=int(args.get("hops", 1)),
         raw=True,
         now=ctx.now(),
+        ages=False,
     )
     if answer["reason"] and not answer["sentences"]:
         return ToolResult(ToolStatus.NO_DATA, answer["reason"], dict(answer))

@@ -158,7 +158,8 @@ class IncidentService:
                     current.outcome.alerts_seen += 1
                     joined.append(fp)
                     continue
-                outcome = IncidentOutcome(fp, alert, symptom_service(alert), self.clock(),
+                opened = alert.starts_at if alert.starts_at is not None else self.clock()
+                outcome = IncidentOutcome(fp, alert, symptom_service(alert), opened,
                                           shadow=self.shadow)  # fmt: skip
                 self.incidents[fp] = Incident(outcome)
                 try:
