@@ -108,6 +108,36 @@ class Settings(BaseSettings):
     schedule_repos: list[Path] = Field(default_factory=list)
     """Local Git checkouts handed to the scheduled code and change lanes."""
 
+    # -- API, agent and write-back (stackgraph serve / mcp) --------------------------------
+    api_token: str | None = Field(default=None, repr=False)
+    """Bearer token for the HTTP API (env STACKGRAPH_API_TOKEN)."""
+    api_token_file: Path | None = None
+    """A mounted file holding the token (used when api_token is unset)."""
+    api_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    api_queue_size: int = Field(default=64, ge=1)
+    api_workers: int = Field(default=2, ge=1, le=32)
+    api_lease_wait_s: float = Field(default=30.0, ge=0)
+    shadow_mode: bool = False
+    """Record everything, but mark outcomes (ROOT_CAUSED_BY, Incident) as shadow."""
+    ollama_host: str | None = Field(
+        default=None, validation_alias=AliasChoices("STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST")
+    )
+    agent_model: str = "qwen3:8b"
+    agent_max_steps: int = Field(default=12, ge=1, le=100)
+    agent_wall_clock_s: float = Field(default=300.0, gt=0)
+    agent_prometheus_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("STACKGRAPH_AGENT_PROMETHEUS_URL", "PROMETHEUS_URL"),
+    )
+    agent_loki_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("STACKGRAPH_AGENT_LOKI_URL", "LOKI_URL")
+    )
+    agent_repos: dict[str, Path] = Field(default_factory=dict)
+    """service -> local Git checkout for git_log / git_show."""
+    agent_kube_namespace: str = "default"
+    agent_kube: bool = False
+    """Offer the Kubernetes tools (in-cluster config, else kubeconfig)."""
+
     @classmethod
     def settings_customise_sources(
         cls,

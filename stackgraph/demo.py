@@ -46,11 +46,18 @@ def show_stats(ctx: DemoContext) -> None:
     ctx.console.print(stats_table(stats(ctx.store), ctx.store.graph_name))
 
 
+def serve_and_investigate(ctx: DemoContext) -> None:
+    from .api.demo_step import serve_and_investigate as step
+
+    step(ctx)
+
+
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
     ("infra", ingest_infra),
     ("stats", show_stats),
     ("investigate", lambda ctx: _investigate_step(ctx)),
+    ("alert → incident (API, no LLM)", serve_and_investigate),
 ]
 
 

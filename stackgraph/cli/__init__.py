@@ -10,6 +10,7 @@ from . import core as core
 from . import eval as eval
 from . import investigate as investigate
 from . import schedule as schedule
+from . import serve as serve
 from .app import app
 
 __all__ = ["EXIT_LEASE_HELD", "app", "main"]

@@ -28,6 +28,22 @@ def sg(*args: str, data: Path | None = None, env: dict[str, str] | None = None,
     return proc
 
 
+OUTCOME_LABELS = ("Alert", "Incident", "Hypothesis", "MemoryEpisode", "MemoryEntity")
+
+
+def world_model(export: str) -> list[str]:
+    """Export lines of the world-model layers, without RCA outcomes and memory."""
+    lines = [json.loads(line) for line in export.splitlines()]
+    keep = [
+        rec
+        for rec in lines
+        if rec.get("label") not in OUTCOME_LABELS
+        and rec.get("src", {}).get("label") not in OUTCOME_LABELS
+    ]
+    assert len(keep) >= 30
+    return [json.dumps(rec, sort_keys=True) for rec in keep]
+
+
 def test_demo_is_rerunnable_and_persists_across_restarts(tmp_path: Path, examples: Path) -> None:
     data = tmp_path / "data"
     first = sg("demo", "--examples", str(examples), data=data)
@@ -38,7 +54,9 @@ def test_demo_is_rerunnable_and_persists_across_restarts(tmp_path: Path, example
     assert not EmbeddedFalkorDB(data).status()
     sg("demo", "--examples", str(examples), data=data)
     export2 = sg("graph", "export", data=data).stdout
-    assert export1 == export2
+    # the world-model is identical; outcomes may differ, since the second investigation
+    # sees the first one's ROOT_CAUSED_BY as history
+    assert world_model(export1) == world_model(export2)
     stats = json.loads(sg("graph", "stats", "--json", data=data).stdout)
     assert stats["nodes"]["Service"] == 8 and stats["edges"]["CALLS"] == 11
     assert set(stats) == {"nodes", "edges"}

@@ -1,0 +1,55 @@
+"""The agent: verifies the plan's candidates with read-only tools; the machine decides."""
+
+from .catalog import DEFAULT_SUGGESTED, default_tools, tool_status
+from .evidence import (
+    ROOT_CAUSE_MIN_CONFIDENCE,
+    EvidenceRejected,
+    EvidenceSink,
+    Hypothesis,
+    HypothesisState,
+    ToolEvidence,
+    Verdict,
+)
+from .loop import PLAN_HEADER, Agent, AgentConfig, AgentRun, Ending, plan_prompt
+from .parse import ToolCall, calls_in_text
+from .report import Action, Report, build_report
+from .toolbox import (
+    Prerequisite,
+    PrerequisiteStatus,
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolStatus,
+    call_tool,
+)
+
+__all__ = [
+    "DEFAULT_SUGGESTED",
+    "PLAN_HEADER",
+    "ROOT_CAUSE_MIN_CONFIDENCE",
+    "Action",
+    "Agent",
+    "AgentConfig",
+    "AgentRun",
+    "Ending",
+    "EvidenceRejected",
+    "EvidenceSink",
+    "Hypothesis",
+    "HypothesisState",
+    "Prerequisite",
+    "PrerequisiteStatus",
+    "Report",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolEvidence",
+    "ToolResult",
+    "ToolStatus",
+    "Verdict",
+    "build_report",
+    "call_tool",
+    "calls_in_text",
+    "default_tools",
+    "plan_prompt",
+    "tool_status",
+]

@@ -1,0 +1,152 @@
+"""The templated report: a ranked diagnosis, symptom → pivot evidence → root cause, and
+three actions (mitigate now, fix for good, prevent) each tied to the evidence behind it.
+
+Works with or without a model; the model's narration, when there is one, is appended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackgraph.rca.model import Alert
+
+from .evidence import EvidenceSink, Hypothesis, ToolEvidence, Verdict
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    """immediate | permanent | prevention"""
+    text: str
+    because: str
+    """The evidence this action rests on."""
+
+
+@dataclass
+class Report:
+    diagnosis: list[dict[str, Any]]
+    summary: str
+    actions: list[Action]
+    ending: str
+    narration: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "diagnosis": self.diagnosis,
+            "summary": self.summary,
+            "actions": [a.__dict__ for a in self.actions],
+            "ending": self.ending,
+            "narration": self.narration,
+            "notes": self.notes,
+            "text": self.text(),
+        }
+
+    def text(self) -> str:
+        lines = ["## Diagnosis"]
+        for d in self.diagnosis:
+            lines.append(
+                f"{d['rank']}. {d['suspect']} — {d['state']} (confidence {d['confidence']:.2f}, "
+                f"{d['supports']} supporting / {d['refutes']} refuting checks)"
+            )
+        lines += ["", "## Summary", self.summary, "", "## Actions"]
+        lines += [f"- **{a.kind}**: {a.text} _(because: {a.because})_" for a in self.actions]
+        if self.narration:
+            lines += ["", "## Narration", self.narration]
+        if self.notes:
+            lines += ["", "## Notes", *[f"- {n}" for n in self.notes]]
+        return "\n".join(lines)
+
+
+def symptom_of(alert: Alert) -> tuple[str, str]:
+    labels = dict(alert.labels)
+    service = labels.get("service") or labels.get("job") or labels.get("app") or "?"
+    what = alert.annotations.get("summary") or labels.get("alertname", "alert")
+    return service, f"{labels.get('alertname', 'alert')} on {service} ({what})"
+
+
+def _pivot(h: Hypothesis) -> ToolEvidence | None:
+    order = ["git_show", "git_log", "k8s_pod_status", "prometheus_query", "query_stack_graph"]
+    pro = [e for e in h.evidence if e.verdict == Verdict.SUPPORTS]
+    if not pro:
+        return None
+    return sorted(pro, key=lambda e: order.index(e.tool) if e.tool in order else 99)[0]
+
+
+def _actions(symptom: str, h: Hypothesis | None) -> list[Action]:
+    if h is None:
+        return [
+            Action("immediate", f"Mitigate at the symptom: scale or shed load on {symptom} and "
+                   "page its owner.", "no hypothesis reached supporting evidence"),
+            Action("permanent", "Run the suggested checks by hand; the graph's candidates are "
+                   "in the diagnosis.", "insufficient evidence"),
+            Action("prevention", f"Add the missing telemetry (traces, metrics) around {symptom} "
+                   "so the next alert can be verified.", "checks returned no data"),
+        ]  # fmt: skip
+    s = h.suspect
+    pro = {e.tool: e for e in h.evidence if e.verdict == Verdict.SUPPORTS}
+    commit = pro.get("git_show") or pro.get("git_log")
+    if commit is not None:
+        sha = str(commit.data.get("sha") or (commit.data.get("recent") or [{}])[0].get("sha", ""))
+        return [
+            Action("immediate", f"Roll back {s} to the revision before {sha[:10]}.",
+                   commit.result_summary),
+            Action("permanent", f"Fix commit {sha[:10]} in {commit.data.get('repo', s)} and add a "
+                   "regression test for the failing path.", commit.result_summary),
+            Action("prevention", f"Gate {s} rollouts on its error rate and p95 (canary with "
+                   "automatic rollback).", commit.result_summary),
+        ]  # fmt: skip
+    pods = pro.get("k8s_pod_status") or pro.get("k8s_events") or pro.get("k8s_logs")
+    if pods is not None:
+        return [
+            Action("immediate", f"Restart or scale out {s}; check its resource limits.",
+                   pods.result_summary),
+            Action("permanent", f"Fix what crashes {s} (limits, leaks, failing dependency) per "
+                   "the pod state.", pods.result_summary),
+            Action("prevention", f"Alert on {s} restarts and readiness before callers fail.",
+                   pods.result_summary),
+        ]  # fmt: skip
+    pivot = _pivot(h)
+    because = pivot.result_summary if pivot else "supporting evidence"
+    return [
+        Action("immediate", f"Protect {symptom} from {s}: tighten timeouts / open the circuit "
+               f"breaker, and roll back {s}'s latest change if any.", because),
+        Action("permanent", f"Repair {s} (the failing calls measured into it).", because),
+        Action("prevention", f"Add an SLO alert on calls into {s} so it pages before "
+               f"{symptom} does.", because),
+    ]  # fmt: skip
+
+
+def build_report(
+    alert: Alert, sink: EvidenceSink, ending: str, conclusion: str | None, narration: str = ""
+) -> Report:
+    ranked = sink.ranked()
+    diagnosis = [
+        {
+            "rank": i + 1,
+            "suspect": h.suspect,
+            "state": str(h.state),
+            "confidence": h.confidence,
+            "supports": sum(e.verdict == Verdict.SUPPORTS for e in h.evidence),
+            "refutes": sum(e.verdict == Verdict.REFUTES for e in h.evidence),
+        }
+        for i, h in enumerate(ranked)
+    ]
+    symptom, symptom_text = symptom_of(alert)
+    chosen = sink.hypotheses.get(conclusion) if conclusion else None
+    if chosen is not None:
+        pivot = _pivot(chosen)
+        summary = (
+            f"Symptom: {symptom_text}. Pivot evidence: "
+            f"{pivot.result_summary if pivot else '-'} ({pivot.tool if pivot else '-'}). "
+            f"Root cause: {chosen.suspect} ({chosen.state}, confidence {chosen.confidence:.2f})."
+        )
+    else:
+        checked = len(sink.all_evidence)
+        summary = (
+            f"Symptom: {symptom_text}. Insufficient evidence: {checked} check(s) ran and none "
+            f"confirmed a root cause ({ending})."
+        )
+    notes = [f"rejected evidence from {e.tool}: {why}" for e, why in sink.rejected]
+    return Report(diagnosis, summary, _actions(symptom, chosen), ending, narration, notes)

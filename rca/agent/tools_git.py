@@ -1,0 +1,120 @@
+"""Git tools on mapped repos: `git_log` (commits just before the alert) and `git_show`.
+
+The repo is chosen by service name from configuration; the model never names a path. Git
+runs without a shell, with fixed arguments and a validated commit id.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .evidence import Verdict
+from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+_SEP = "\x1f"
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "git failed")
+    return done.stdout
+
+
+def _repo(ctx: ToolContext, service: str) -> Path | None:
+    path = ctx.repos.get(service)
+    return Path(path) if path else None
+
+
+def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    service = str(args["service"])
+    repo = _repo(ctx, service)
+    if repo is None:
+        return ToolResult(ToolStatus.UNAVAILABLE, f"no repository is mapped for {service}")
+    now = ctx.now()
+    out = _git(
+        repo, "log", f"--max-count={int(args.get('limit', 10))}",
+        f"--until=@{int(now)}", f"--format=%H{_SEP}%ct{_SEP}%an{_SEP}%s",
+    )  # fmt: skip
+    commits: list[dict[str, Any]] = []
+    for line in out.splitlines():
+        sha, ts, author, subject = line.split(_SEP, 3)
+        commits.append({"sha": sha, "time": float(ts), "author": author, "subject": subject})
+    if not commits:
+        return ToolResult(ToolStatus.NO_DATA, f"no commits in {repo.name} before the alert")
+    recent = [c for c in commits if now - ctx.window_s <= c["time"] <= now]
+    text = "; ".join(
+        f"{c['sha'][:10]} {int((now - c['time']) // 60)} min before the alert: {c['subject']}"
+        for c in commits[:5]
+    )
+    return ToolResult(
+        ToolStatus.SUCCESS,
+        f"{len(recent)} commit(s) to {repo.name} within {int(ctx.window_s // 60)} min of the "
+        f"alert; {text}",
+        {"commits": commits, "recent": recent, "repo": repo.name},
+    )
+
+
+def _check_log(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
+    ok = result.status == ToolStatus.SUCCESS and bool(result.data.get("recent"))
+    return Verdict.SUPPORTS if ok else Verdict.INCONCLUSIVE
+
+
+def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    service, sha = str(args["service"]), str(args["sha"]).lower()
+    if not _SHA.match(sha):
+        return ToolResult(ToolStatus.INVALID_ARGUMENTS, f"{sha!r} is not a commit id")
+    repo = _repo(ctx, service)
+    if repo is None:
+        return ToolResult(ToolStatus.UNAVAILABLE, f"no repository is mapped for {service}")
+    out = _git(repo, "show", "--stat", f"--format=%H{_SEP}%ct{_SEP}%s", sha, "--")
+    head, _, stat = out.partition("\n")
+    full, ts, subject = head.split(_SEP, 2)
+    return ToolResult(
+        ToolStatus.SUCCESS,
+        f"{full[:10]} {subject}: {stat.strip().splitlines()[-1] if stat.strip() else ''}",
+        {"sha": full, "time": float(ts), "subject": subject, "repo": repo.name,
+         "stat": stat[:4000]},
+    )  # fmt: skip
+
+
+def _check_show(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
+    if result.status != ToolStatus.SUCCESS:
+        return Verdict.INCONCLUSIVE
+    ok = now - window_s <= float(result.data["time"]) <= now
+    return Verdict.SUPPORTS if ok else Verdict.INCONCLUSIVE
+
+
+def git_tools() -> list[Tool]:
+    has_repos = Prerequisite("mapped Git repositories", lambda c: bool(c.repos))
+    return [
+        Tool(
+            "git_log",
+            "Recent commits of a service's repository before the alert.",
+            {"type": "object", "properties": {
+                "service": service_param(),
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50}},
+             "required": ["service"]},
+            run=_run_log, check=_check_log, source="Git", prerequisites=(has_repos,),
+        ),
+        Tool(
+            "git_show",
+            "One commit of a service's repository: subject and changed files.",
+            {"type": "object", "properties": {
+                "service": service_param(),
+                "sha": {"type": "string", "description": "Commit id (7-40 hex)."}},
+             "required": ["service", "sha"]},
+            run=_run_show, check=_check_show, source="Git", prerequisites=(has_repos,),
+        ),
+    ]  # fmt: skip

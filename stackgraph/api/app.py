@@ -1,0 +1,120 @@
+"""The app factory and its lifespan. Nothing is built at import: settings, the store and
+the incident service are made in `create_app` / the lifespan, so tests can inject them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from stackgraph.config import Settings
+from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
+from stackgraph.rca.model import Alert, Plan
+from stackgraph.rca.outcome import OutcomeWriter
+from stackgraph.store import GraphStore
+
+from .deps import load_token
+from .limits import BodyLimit
+from .metrics import ApiMetrics
+from .routers import alerts, health, incidents, investigate, tools
+from .service import IncidentService, PlanFn, default_plan
+
+log = logging.getLogger(__name__)
+
+
+def agent_from(settings: Settings) -> Agent:
+    return Agent(AgentConfig(
+        ollama_host=settings.ollama_host,
+        model=settings.agent_model,
+        max_steps=settings.agent_max_steps,
+        wall_clock_s=settings.agent_wall_clock_s,
+    ))  # fmt: skip
+
+
+def _kube_client(settings: Settings) -> Any:
+    if not settings.agent_kube:
+        return None
+    from kubernetes import client, config
+
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        try:
+            config.load_kube_config()
+        except (config.ConfigException, OSError) as exc:
+            log.warning("Kubernetes tools disabled: %s", exc)
+            return None
+    return client.ApiClient()
+
+
+def context_from(settings: Settings, store: GraphStore) -> Callable[[Alert, Plan], ToolContext]:
+    kube = _kube_client(settings)
+
+    def make(alert: Alert, plan: Plan) -> ToolContext:
+        return ToolContext(
+            store=store, alert=alert, plan=plan, at=alert.starts_at,
+            prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
+            repos=dict(settings.agent_repos), kube=kube,
+            kube_namespace=settings.agent_kube_namespace,
+        )  # fmt: skip
+
+    return make
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: GraphStore | None = None,
+    plan_fn: PlanFn = default_plan,
+    agent: Agent | None = None,
+    context_fn: Callable[[Alert, Plan], ToolContext] | None = None,
+    token: str | None = None,
+) -> FastAPI:
+    """Build the API. `store`, `plan_fn`, `agent` and `context_fn` may be injected; by
+    default the store is opened from settings in the lifespan and closed after."""
+    api_token = token or load_token(settings)
+    metrics = ApiMetrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own = store is None
+        st = GraphStore.open(settings) if store is None else store
+        service = IncidentService(
+            st,
+            plan_fn=plan_fn,
+            agent=agent or agent_from(settings),
+            context_fn=context_fn or context_from(settings, st),
+            writer=OutcomeWriter(st, batch_size=settings.batch_size,
+                                 lease_ttl_s=settings.lease_ttl_s,
+                                 lease_wait_s=settings.api_lease_wait_s),
+            queue_size=settings.api_queue_size,
+            workers=settings.api_workers,
+            shadow=settings.shadow_mode,
+            metrics=metrics,
+        )  # fmt: skip
+        app.state.store, app.state.service = st, service
+        service.start()
+        try:
+            yield
+        finally:
+            service.stop()
+            if own:
+                st.close()
+
+    app = FastAPI(
+        title="StackGraph",
+        version="0.1.0",
+        summary="Alert in, verified root cause out: plan, evidence, report, write-back.",
+        lifespan=lifespan,
+    )
+    app.state.token = api_token
+    app.state.metrics = metrics
+    app.state.settings = settings
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    for router in (alerts.router, incidents.router, investigate.router, tools.router,
+                   health.router):  # fmt: skip
+        app.include_router(router)
+    return app

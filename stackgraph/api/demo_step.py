@@ -1,0 +1,76 @@
+"""Demo step: start the API on a free port, post the example Alertmanager alert, wait for
+the incident and print its plan, verified hypotheses and report (no LLM)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import uvicorn
+from rich.table import Table
+
+from stackgraph.rca.agent import Agent, AgentConfig
+
+from .app import create_app
+
+if TYPE_CHECKING:
+    from stackgraph.demo import DemoContext
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_and_investigate(ctx: DemoContext) -> None:
+    token = secrets.token_urlsafe(16)
+    app = create_app(ctx.settings, store=ctx.store, agent=Agent(AgentConfig()), token=token)
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {token}"}
+        alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
+        payload = json.loads(alert_file.read_text(encoding="utf-8"))
+        r = httpx.post(f"{url}/api/v1/alerts", json=payload, headers=auth, timeout=10)
+        ctx.console.print(f"POST /api/v1/alerts ({alert_file.name}) → {r.status_code} {r.json()}")
+        fp = payload["alerts"][0]["fingerprint"]
+        detail: dict[str, Any] = {}
+        while time.monotonic() < deadline + 60:
+            detail = httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth, timeout=10).json()
+            if detail.get("state") in ("done", "failed"):
+                break
+            time.sleep(0.1)
+        _show(ctx, detail)
+        ctx.results["incident"] = detail
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def _show(ctx: DemoContext, detail: dict[str, Any]) -> None:
+    plan = detail.get("plan") or {}
+    cands = plan.get("candidates") or []
+    ctx.console.print(f"incident {detail.get('fingerprint')}: {detail.get('state')}, "
+                      f"ending {detail.get('ending')}")  # fmt: skip
+    ctx.console.print(f"plan: anchor {plan.get('anchor')}, {len(cands)} candidate(s)"
+                      + (f" — {plan.get('reason')}" if plan.get("reason") else ""))  # fmt: skip
+    table = Table(title="hypotheses (verified by tools)")
+    for col in ("rank", "suspect", "state", "confidence", "evidence"):
+        table.add_column(col)
+    for h in detail.get("hypotheses", []):
+        ev = "; ".join(f"{e['tool']}: {e['verdict']}" for e in h["evidence"])
+        table.add_row(str(h["rank"]), h["suspect"], h["state"], f"{h['confidence']:.2f}", ev)
+    ctx.console.print(table)
+    report = detail.get("report") or {}
+    ctx.console.print(report.get("text", "(no report)"), markup=False, highlight=False)

@@ -1,0 +1,33 @@
+"""Prometheus metrics of one app instance (its own registry, so tests stay independent)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+
+class ApiMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.alerts_received = Counter(
+            "stackgraph_alerts_received", "Alerts received by the webhook.", ["status"],
+            registry=self.registry,
+        )  # fmt: skip
+        self.alerts_rejected = Counter(
+            "stackgraph_alerts_rejected", "Alerts answered 503 because the queue was full.",
+            registry=self.registry,
+        )  # fmt: skip
+        self.investigations = Counter(
+            "stackgraph_investigations", "Investigations finished, by ending.", ["ending"],
+            registry=self.registry,
+        )  # fmt: skip
+        self.duration = Histogram(
+            "stackgraph_investigation_duration_seconds", "Wall-clock time of an investigation.",
+            buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600), registry=self.registry,
+        )  # fmt: skip
+        self.queue_depth = Gauge(
+            "stackgraph_queue_depth", "Investigations waiting in the queue.",
+            registry=self.registry,
+        )  # fmt: skip
+        self.writeback_failures = Counter(
+            "stackgraph_writeback_failures", "Write-backs that failed.", registry=self.registry
+        )

@@ -1,0 +1,25 @@
+"""`POST /api/v1/tools/query_stack_graph`: the agent's graph tool over HTTP."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter
+
+from stackgraph.rca.graph_query import query_stack_graph
+
+from ..deps import Authed, StoreDep
+from ..schemas import GraphAnswerView, GraphQuery
+from .common import AUTH_RESPONSES
+
+router = APIRouter(prefix="/api/v1/tools", tags=["tools"], dependencies=[Authed],
+                   responses=AUTH_RESPONSES)  # fmt: skip
+
+
+@router.post("/query_stack_graph")
+def query_graph(body: GraphQuery, store: StoreDep) -> GraphAnswerView:
+    """A service's neighbourhood, or the paths between two services, as sentences
+    (`raw` adds the triples)."""
+    answer = query_stack_graph(store, body.service, body.other, hops=body.hops, raw=body.raw,
+                               limit=body.limit, now=time.time())  # fmt: skip
+    return GraphAnswerView.model_validate(answer)

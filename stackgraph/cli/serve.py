@@ -1,0 +1,40 @@
+"""`stackgraph serve` (the HTTP API under uvicorn) and `stackgraph mcp` (MCP over stdio)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .app import app, err, state_of
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to bind.")] = 8080,
+    shadow: Annotated[
+        bool, typer.Option("--shadow", help="Record everything, mark outcomes as shadow.")
+    ] = False,
+) -> None:
+    """Serve the HTTP API: Alertmanager webhook, incidents, tools, health, metrics.
+
+    The bearer token comes from STACKGRAPH_API_TOKEN (or api_token_file).
+    """
+    import uvicorn
+
+    from stackgraph.api import create_app
+
+    settings = state_of(ctx).settings(shadow_mode=shadow or None)
+    api = create_app(settings)
+    err.print(f"stackgraph API on http://{host}:{port} (graph {settings.graph!r})")
+    uvicorn.run(api, host=host, port=port, log_level="info")
+
+
+@app.command()
+def mcp(ctx: typer.Context) -> None:
+    """Serve query_stack_graph, investigate and memory_lookup over MCP (stdio)."""
+    from stackgraph.mcp_server import build_server
+
+    build_server(state_of(ctx).settings()).run()

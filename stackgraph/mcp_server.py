@@ -1,0 +1,69 @@
+"""`stackgraph mcp`: the MCP server (stdio) exposing `query_stack_graph`, `investigate` and
+`memory_lookup`. Tools return TypedDicts so clients get structured content.
+
+The store is opened on first use, not at import or start, so the server answers
+`list_tools` even before FalkorDB is reachable.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from mcp.server import MCPServer
+from typing_extensions import TypedDict
+
+from stackgraph.config import Settings
+from stackgraph.rca import Alert, investigate
+from stackgraph.rca.graph_query import GraphAnswer, query_stack_graph
+from stackgraph.store import GraphStore
+
+
+class PlanAnswer(TypedDict):
+    anchor: str | None
+    reason: str
+    candidates: list[dict[str, Any]]
+
+
+class MemoryAnswer(TypedDict):
+    available: bool
+    message: str
+    hits: list[dict[str, Any]]
+
+
+def build_server(settings: Settings) -> MCPServer:
+    server = MCPServer("stackgraph")
+    lock = threading.Lock()
+    opened: list[GraphStore] = []
+
+    def store() -> GraphStore:
+        with lock:
+            if not opened:
+                opened.append(GraphStore.open(settings))
+            return opened[0]
+
+    @server.tool(name="query_stack_graph")
+    def query_stack_graph_tool(
+        service: str, other: str | None = None, hops: int = 1, raw: bool = False
+    ) -> GraphAnswer:
+        """A service's neighbourhood (who calls it, what it calls, with error rate, p95 and
+        provenance), or the paths between `service` and `other`, as sentences."""
+        return query_stack_graph(store(), service, other, hops=hops, raw=raw)
+
+    @server.tool(name="investigate")
+    def investigate_tool(
+        labels: dict[str, str], annotations: dict[str, str] | None = None, hops: int = 2,
+        limit: int = 10,
+    ) -> PlanAnswer:  # fmt: skip
+        """Rank likely root causes for an alert (its labels, e.g. service, alertname)."""
+        plan = investigate(store(), Alert(labels, annotations or {}), hops=hops, limit=limit)
+        data = plan.to_dict()
+        return PlanAnswer(anchor=data["anchor"], reason=data["reason"],
+                          candidates=list(data["candidates"]))  # fmt: skip
+
+    @server.tool(name="memory_lookup")
+    def memory_lookup_tool(query: str, limit: int = 5) -> MemoryAnswer:
+        """Past incidents similar to `query` (incident memory)."""
+        return MemoryAnswer(available=False, message="memory not available", hits=[])
+
+    return server

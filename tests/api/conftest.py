@@ -1,0 +1,148 @@
+"""Fixtures for the API and agent tests: a small platform graph, a real Git repo, an
+injected plan, and a scripted model speaking Ollama's /api/chat wire format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackgraph.config import Settings
+from stackgraph.ingest import GraphIngestor
+from stackgraph.rca.model import Alert, Candidate, Plan
+from stackgraph.schema import EdgeRecord, NodeRef, RecordBatch
+from stackgraph.store import GraphStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def svc(name: str) -> NodeRef:
+    return NodeRef("Service", {"name": name})
+
+
+@pytest.fixture
+def platform(settings: Settings, store: GraphStore) -> GraphStore:
+    """The example catalog plus Tempo telemetry: checkout → payment failing at 12%."""
+    from stackgraph.cli.app import run_ingest
+
+    run_ingest(settings, "catalog", catalog=REPO / "examples/platform/catalog.yaml", store=store)
+    telemetry = RecordBatch(edges=[
+        EdgeRecord("CALLS", svc("checkout"), svc("payment"),
+                   {"error_rate": 0.12, "latency_p95_ms": 840.0, "trace_count": 5000}, "Tempo"),
+        EdgeRecord("CALLS", svc("checkout"), svc("inventory"),
+                   {"error_rate": 0.001, "latency_p95_ms": 40.0, "trace_count": 3000}, "Tempo"),
+    ])  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        report = writer.write(telemetry)
+    assert not report.rejected
+    return store
+
+
+@pytest.fixture
+def payment_repo(tmp_path: Path) -> Path:
+    """A real Git repo whose last commit lands 10 minutes before 'now'."""
+    repo = tmp_path / "payment"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
+           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}  # fmt: skip
+
+    def git(*args: str, when: float | None = None) -> None:
+        e = dict(env)
+        if when is not None:
+            e["GIT_AUTHOR_DATE"] = e["GIT_COMMITTER_DATE"] = f"@{int(when)} +0000"
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=e, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    (repo / "charge.py").write_text("TIMEOUT = 30\n")
+    git("add", ".")
+    git("commit", "-qm", "initial", when=time.time() - 86400 * 3)
+    (repo / "charge.py").write_text("TIMEOUT = 0.05\n")
+    git("commit", "-qam", "lower the charge timeout to 50 ms", when=time.time() - 600)
+    return repo
+
+
+def payment_plan(store: GraphStore, alert: Alert) -> Plan:
+    """An injected plan, so these tests do not depend on the ranking's details."""
+    return Plan(
+        anchor="checkout",
+        candidates=[
+            Candidate("payment", 0.9, {"blame": 0.9}, [["checkout", "payment"]],
+                      suggested_tools=("query_stack_graph", "git_log")),
+            Candidate("inventory", 0.3, {"blame": 0.3}, [["checkout", "inventory"]]),
+        ],
+        reason="",
+    )  # fmt: skip
+
+
+def firing(fingerprint: str = "fp-checkout-1", status: str = "firing") -> dict[str, Any]:
+    """An Alertmanager v4 webhook body."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return json.loads(
+        (REPO / "examples/alerts/checkout-high-error-rate.json")
+        .read_text()
+        .replace("7d2d332feada5c59", fingerprint)
+        .replace('"status": "firing"', f'"status": "{status}"')
+        .replace("2026-01-01T12:00:00Z", now)
+    )
+
+
+# -- a scripted model over HTTP -------------------------------------------------------
+
+
+@dataclass
+class ScriptedModel:
+    """Answers POST /api/chat with the next scripted assistant message (the last repeats)."""
+
+    script: list[dict[str, Any]]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    url: str = ""
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(body)
+        message = self.script[min(len(self.requests) - 1, len(self.script) - 1)]
+        return {"model": body.get("model", "m"), "created_at": "2026-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": "", **message},
+                "done": True, "done_reason": "stop"}  # fmt: skip
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedModel]:
+    model = ScriptedModel([])
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path != "/api/chat":
+                self.send_response(404)
+                self.end_headers()
+                return
+            data = json.dumps(model.reply(body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    model.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield model
+    server.shutdown()
+    server.server_close()
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"function": {"name": name, "arguments": arguments}}]}

@@ -1,0 +1,143 @@
+"""End to end: a real Alertmanager delivers its webhook to a real `stackgraph serve`
+(uvicorn on a free port, bearer token via http_config), and the incident appears with its
+plan, evidence and write-back in FalkorDB."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from conftest import require
+
+from stackgraph.api import create_app
+from stackgraph.config import Settings
+from stackgraph.rca.agent import ToolContext
+from stackgraph.rca.model import Alert, Plan
+from stackgraph.store import GraphStore
+
+from .conftest import payment_plan
+
+TOKEN = "e2e-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def api_url(settings: Settings, platform: GraphStore, payment_repo: Path) -> Iterator[str]:
+    def context(alert: Alert, plan: Plan) -> ToolContext:
+        return ToolContext(store=platform, alert=alert, plan=plan, at=alert.starts_at,
+                           repos={"payment": payment_repo})  # fmt: skip
+
+    app = create_app(settings, store=platform, plan_fn=payment_plan, context_fn=context,
+                     token=TOKEN)  # fmt: skip
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "stackgraph serve did not start"
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture
+def alertmanager(api_url: str, tmp_path: Path) -> Iterator[str]:
+    binary = shutil.which("prometheus-alertmanager")
+    require(binary is not None, "prometheus-alertmanager (scripts/system-deps.sh)")
+    assert binary is not None
+    config = tmp_path / "am.yml"
+    config.write_text(f"""
+route:
+  receiver: stackgraph
+  group_by: ['alertname', 'service']
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: stackgraph
+    webhook_configs:
+      - url: {api_url}/api/v1/alerts
+        send_resolved: true
+        http_config:
+          authorization:
+            credentials: {TOKEN}
+""")
+    port = free_port()
+    log = (tmp_path / "am.log").open("wb")
+    proc = subprocess.Popen(
+        [binary, f"--config.file={config}", f"--storage.path={tmp_path / 'am-data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+        stdout=subprocess.DEVNULL, stderr=log,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, (tmp_path / "am.log").read_text()
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def incident(api_url: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for item in httpx.get(f"{api_url}/api/v1/incidents", headers=auth).json():
+            detail = httpx.get(f"{api_url}/api/v1/incidents/{item['fingerprint']}",
+                               headers=auth).json()  # fmt: skip
+            if predicate(detail):
+                return dict(detail)
+        time.sleep(0.2)
+    raise AssertionError("no matching incident arrived")
+
+
+def test_alertmanager_webhook_end_to_end(
+    alertmanager: str, api_url: str, platform: GraphStore
+) -> None:
+    labels = {"alertname": "HighErrorRate", "service": "checkout", "severity": "critical"}
+    body = [{"labels": labels, "annotations": {"summary": "checkout 5xx > 5%"},
+             "generatorURL": "http://prometheus/graph"}]  # fmt: skip
+    assert httpx.post(f"{alertmanager}/api/v2/alerts", json=body).status_code == 200
+    done = incident(api_url, lambda d: d["state"] == "done")
+    fp = done["fingerprint"]
+    assert done["symptom"] == "checkout" and done["plan"]["anchor"] == "checkout"
+    assert done["conclusion"] == "payment" and done["root_cause"] == "payment"
+    assert any(e["tool"] == "git_log" and e["verdict"] == "supports" for e in done["evidence"])
+    assert done["writeback"]["written"] is True
+    stored = platform._graph.ro_query(
+        "MATCH (a:Alert {fingerprint:$f})-[:FIRED_ON]->(s:Service {name:'checkout'}) "
+        "MATCH (i:Incident {fingerprint:$f})-[:ROOT_CAUSED_BY]->(r) "
+        "RETURN i.conclusion, r.name", {"f": fp}).result_set  # fmt: skip
+    assert stored == [["payment", "payment"]]
+    # resolving in Alertmanager closes the incident
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    body[0]["endsAt"] = now
+    assert httpx.post(f"{alertmanager}/api/v2/alerts", json=body).status_code == 200
+    closed = incident(api_url, lambda d: d["fingerprint"] == fp and d["status"] == "resolved")
+    assert closed["resolved_at"] is not None
