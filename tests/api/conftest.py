@@ -86,13 +86,13 @@ def payment_plan(store: GraphStore, alert: Alert) -> Plan:
 def firing(fingerprint: str = "fp-checkout-1", status: str = "firing") -> dict[str, Any]:
     """An Alertmanager v4 webhook body."""
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return json.loads(
-        (REPO / "examples/alerts/checkout-high-error-rate.json")
-        .read_text()
-        .replace("7d2d332feada5c59", fingerprint)
-        .replace('"status": "firing"', f'"status": "{status}"')
-        .replace("2026-01-01T12:00:00Z", now)
+    body: dict[str, Any] = json.loads(
+        (REPO / "examples/alerts/checkout-high-error-rate.json").read_text()
     )
+    body["status"] = status
+    for alert in body["alerts"]:
+        alert.update(fingerprint=fingerprint, status=status, startsAt=now)
+    return body
 
 
 # -- a scripted model over HTTP -------------------------------------------------------
