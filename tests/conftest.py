@@ -9,22 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sgtest import IN_CI as IN_CI
+from sgtest import REPO as REPO
+from sgtest import require as require
 
 from stackgraph.config import Settings, load_settings
 from stackgraph.embedded import EmbeddedFalkorDB
 from stackgraph.store import GraphStore
-
-REPO = Path(__file__).resolve().parents[1]
-IN_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def require(condition: bool, what: str) -> None:
-    """Skip when a component is missing locally; in CI a missing component is a failure."""
-    if condition:
-        return
-    if IN_CI:
-        pytest.fail(f"{what} is required in CI (make test installs it)")
-    pytest.skip(f"{what} is not available")
 
 
 @pytest.fixture(autouse=True)

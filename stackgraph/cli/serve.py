@@ -17,6 +17,10 @@ def serve(
     shadow: Annotated[
         bool, typer.Option("--shadow", help="Record everything, mark outcomes as shadow.")
     ] = False,
+    schedule: Annotated[
+        bool,
+        typer.Option("--schedule", help="Also run the ingest lanes in-process on their intervals."),
+    ] = False,
 ) -> None:
     """Serve the HTTP API: Alertmanager webhook, incidents, tools, health, metrics.
 
@@ -28,8 +32,19 @@ def serve(
 
     settings = state_of(ctx).settings(shadow_mode=shadow or None)
     api = create_app(settings)
+    scheduler = None
+    if schedule:
+        from stackgraph.scheduler import build_scheduler, default_jobs
+
+        # the scheduler's jobs take the writer lease per run, like the CronJobs would
+        scheduler = build_scheduler(settings, default_jobs(settings))
+        scheduler.start()
     err.print(f"stackgraph API on http://{host}:{port} (graph {settings.graph!r})")
-    uvicorn.run(api, host=host, port=port, log_level="info")
+    try:
+        uvicorn.run(api, host=host, port=port, log_level="info")
+    finally:
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
 
 
 @app.command()

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from conftest import require
+from sgtest import require
 
 from stackgraph.api import create_app
 from stackgraph.config import Settings

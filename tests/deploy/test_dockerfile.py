@@ -8,8 +8,8 @@ import tomllib
 from typing import Any
 
 import pytest
-from conftest import REPO
 from dockerfile_parse import DockerfileParser
+from sgtest import REPO
 
 
 @pytest.fixture(scope="module")

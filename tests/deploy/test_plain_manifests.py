@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
 from deploy_checks import (
     assert_hardened,
     assert_rbac_read_only,
@@ -21,6 +20,7 @@ from deploy_checks import (
     env_of,
     validate_all,
 )
+from sgtest import REPO
 
 BASE = REPO / "deploy" / "base"
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require
+from sgtest import REPO, require
 
 from stackgraph.config import Settings
 from stackgraph.dump import export_lines, stats

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from conftest import require
+from sgtest import require
 
 START = 1_767_225_600  # 2026-01-01T00:00:00Z
 STEP = 15
