@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import AliasChoices, Field, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
+from .repo_config import RepoSpec
 
 
 def default_data_dir() -> Path:
@@ -49,6 +50,30 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(default=30_000, ge=0)
     catalog: Path | None = None
     """Catalog YAML for the `catalog` lane."""
+
+    # --- code lane and code index (ingest/lanes/code, memory/code_index.py) ---
+    repos: list[RepoSpec] = Field(default_factory=list)
+    """Repos for the `code` lane: `{url | path, branch, services: [...] | {prefix: svc}}`."""
+    git_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("git_token", "STACKGRAPH_GIT_TOKEN", "GIT_TOKEN")
+    )
+    git_token_file: Path | None = None
+    """A mounted secret holding the Git token (used when `git_token` is unset)."""
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("qdrant_url", "STACKGRAPH_QDRANT_URL", "QDRANT_URL")
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("qdrant_api_key", "STACKGRAPH_QDRANT_API_KEY", "QDRANT_API_KEY")
+    )
+    ollama_host: str | None = Field(
+        default=None, validation_alias=AliasChoices("ollama_host", "STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST")
+    )
+    embed_model: str = "bge-m3"
+    """Ollama embedding model (only with `ollama_host`)."""
+    code_index: bool = True
+    """Embed code chunks into the code index during the `code` lane."""
+    code_collection: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    """Qdrant collection for code chunks; default `<graph>_code`."""
 
     @classmethod
     def settings_customise_sources(

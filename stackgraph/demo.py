@@ -44,8 +44,15 @@ def show_stats(ctx: DemoContext) -> None:
     ctx.console.print(stats_table(stats(ctx.store), ctx.store.graph_name))
 
 
+def ingest_code(ctx: DemoContext) -> None:
+    from .code_demo import demo_code
+
+    demo_code(ctx)
+
+
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
+    ("code", ingest_code),
     ("stats", show_stats),
 ]
 

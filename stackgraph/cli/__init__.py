@@ -6,6 +6,7 @@ import sys
 
 from stackgraph.errors import StackGraphError
 
+from . import code as code
 from . import core as core
 from .app import app
 
