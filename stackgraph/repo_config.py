@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -51,6 +52,10 @@ class RepoSpec(BaseModel):
             if not re.match(_SERVICE, svc):
                 raise ValueError(f"service name {svc!r} is not valid")
         return self
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():  # a URL's credentials never reach a log
+            yield name, redact_url(value) if name == "url" and value else value
 
     @property
     def display(self) -> str:

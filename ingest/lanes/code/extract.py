@@ -13,6 +13,7 @@ does not parse is a `Rejection` naming path and line; the rest goes on.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -92,11 +93,11 @@ def analyse(
         try:
             parsed.append((path, cst.parse_module(text)))
         except cst.ParserSyntaxError as exc:
-            where = f"{repo}:{path}:{exc.editor_line}:{exc.editor_column}"
-            first = " ".join(str(exc).strip().splitlines()[:2]) or "syntax error"
+            line, col, msg = _syntax_error(text, path, exc)
             out.batch.problems.append(
-                Rejection(_unit_name(repo, path), "source", f"does not parse: {first}", where)
-            )
+                Rejection(_unit_name(repo, path), "source", f"does not parse: {msg}",
+                          f"{repo}:{path}:{line}:{col}")
+            )  # fmt: skip
         except (RecursionError, ValueError) as exc:
             out.batch.problems.append(
                 Rejection(_unit_name(repo, path), "source", f"cannot be parsed: {exc}", path)
@@ -127,6 +128,18 @@ def analyse(
         eps = endpoints.get(f.path, [])
         _unit_records(out.batch, f, eps, chunks, service, svc_ref, repo, url_base)
     return out
+
+
+def _syntax_error(text: str, path: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Line, column and message of a syntax error. CPython's compiler pinpoints it better
+    than libcst's parser, so ask it first; libcst's own position is the fallback."""
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as err:
+        return err.lineno or exc.editor_line, err.offset or exc.editor_column, err.msg
+    except ValueError:
+        pass
+    return exc.editor_line, exc.editor_column, " ".join(str(exc).strip().splitlines()[:2])
 
 
 def _unit_name(repo: str, path: str) -> str:
