@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import git
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from .demo import DemoContext
@@ -125,12 +126,14 @@ def demo_code(ctx: DemoContext) -> None:
     )  # fmt: skip
     ctx.console.print(report_table(report, "ingest: code"))
     for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {problem}")
+        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
     for name, r in reports:
         ctx.console.print(f"code index ({name}): {r}")
     query = "charge the customer's credit card"
     with CodeIndex.open(ctx.settings) as index:
         hits = search_code(index, ctx.store, query, limit=3)
     ctx.console.print(hits_table(hits, query))
-    ctx.console.print(f'try: stackgraph code search "{query}" --json; stackgraph code refs checkout')
+    ctx.console.print(
+        f'try: stackgraph code search "{query}" --json; stackgraph code refs checkout'
+    )
     ctx.results["code_hits"] = hits

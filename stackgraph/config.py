@@ -55,18 +55,24 @@ class Settings(BaseSettings):
     repos: list[RepoSpec] = Field(default_factory=list)
     """Repos for the `code` lane: `{url | path, branch, services: [...] | {prefix: svc}}`."""
     git_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("git_token", "STACKGRAPH_GIT_TOKEN", "GIT_TOKEN")
+        default=None,
+        validation_alias=AliasChoices("git_token", "STACKGRAPH_GIT_TOKEN", "GIT_TOKEN"),
     )
     git_token_file: Path | None = None
     """A mounted secret holding the Git token (used when `git_token` is unset)."""
     qdrant_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("qdrant_url", "STACKGRAPH_QDRANT_URL", "QDRANT_URL")
+        default=None,
+        validation_alias=AliasChoices("qdrant_url", "STACKGRAPH_QDRANT_URL", "QDRANT_URL"),
     )
     qdrant_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("qdrant_api_key", "STACKGRAPH_QDRANT_API_KEY", "QDRANT_API_KEY")
+        default=None,
+        validation_alias=AliasChoices(
+            "qdrant_api_key", "STACKGRAPH_QDRANT_API_KEY", "QDRANT_API_KEY"
+        ),
     )
     ollama_host: str | None = Field(
-        default=None, validation_alias=AliasChoices("ollama_host", "STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST")
+        default=None,
+        validation_alias=AliasChoices("ollama_host", "STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST"),
     )
     embed_model: str = "bge-m3"
     """Ollama embedding model (only with `ollama_host`)."""

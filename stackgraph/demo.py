@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from .config import Settings
 from .errors import InputError
@@ -34,7 +35,7 @@ def ingest_catalog(ctx: DemoContext) -> None:
     report = run_ingest(ctx.settings, "catalog", catalog=catalog, store=ctx.store)
     ctx.console.print(report_table(report, "ingest: catalog"))
     for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {problem}")
+        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
 
 
 def show_stats(ctx: DemoContext) -> None:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -141,7 +142,7 @@ def print_report(report: Any, as_json: bool) -> None:
         out.print(report_table(report, "ingest"))
     if report.rejected:
         for r in report.rejected[:50]:
-            err.print(f"[red]rejected[/red] {r}", markup=True, highlight=False)
+            err.print(f"[red]rejected[/red] {escape(str(r))}", markup=True, highlight=False)
         if len(report.rejected) > 50:
             err.print(f"... and {len(report.rejected) - 50} more")
         err.print(f"{len(report.rejected)} record(s) rejected")

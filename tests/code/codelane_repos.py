@@ -41,14 +41,14 @@ async def get_payment(payment_id: str) -> dict:
     return {"id": payment_id}
 '''
 
-CHECKOUT_MAIN = '''\
+CHECKOUT_MAIN = """\
 from fastapi import FastAPI
 
 from .routers import orders
 
 app = FastAPI(title="checkout")
 app.include_router(orders.router, prefix="/api")
-'''
+"""
 
 CHECKOUT_ORDERS = '''\
 import os
@@ -77,9 +77,9 @@ def render_receipt(order: dict) -> str:
     return "\\n".join(f"{line['sku']} x{line['qty']}" for line in order["lines"])
 '''
 
-CHECKOUT_SUBJECTS = '''\
+CHECKOUT_SUBJECTS = """\
 ORDERS_CREATED = "orders.created"
-'''
+"""
 
 CHECKOUT_HELPERS = '''\
 def cents(amount: float) -> int:
@@ -87,12 +87,12 @@ def cents(amount: float) -> int:
     return round(amount * 100)
 '''
 
-CHECKOUT_BROKEN = '''\
+CHECKOUT_BROKEN = """\
 def oops(:
     pass
-'''
+"""
 
-INVENTORY = '''\
+INVENTORY = """\
 import nats
 from nats.aio.client import Client
 
@@ -103,9 +103,9 @@ async def start(handler) -> Client:
     await js.subscribe("orders.created", durable="inventory", cb=handler)
     await nc.subscribe("inventory.ping", cb=handler)
     return nc
-'''
+"""
 
-SHIPPING = '''\
+SHIPPING = """\
 from flask import Blueprint, Flask
 import requests
 import redis
@@ -123,7 +123,7 @@ def quote(sku):
 
 app = Flask(__name__)
 app.register_blueprint(bp, url_prefix="/v1/quotes")
-'''
+"""
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import codelane_repos as shop
 from stackgraph.ingest.lanes.code import Known, analyse, extract
 from stackgraph.ingest.lanes.code.source import assign_services
-from stackgraph.repo_config import RepoSpec, redact_url
 from stackgraph.schema import RecordBatch, validate_edge, validate_node
 
-import codelane_repos as shop
+from stackgraph.repo_config import RepoSpec, redact_url
 
 KNOWN = Known(frozenset({"payment", "checkout", "inventory", "cart", "shipping"}),
               frozenset({"orders-db"}))  # fmt: skip
@@ -89,7 +89,7 @@ def test_calls_resolve_only_to_known_services() -> None:
     assert _endpoints(batch) == {("POST", "/payments"), ("GET", "/payments/{payment_id}")}
 
 
-SETTINGS_STYLE = '''\
+SETTINGS_STYLE = """\
 import os
 import aiohttp
 import psycopg
@@ -123,7 +123,7 @@ async def homepage(request): ...
 
 app = Starlette(routes=[Route("/", homepage), Route("/hook", homepage, methods=["POST"])])
 app.add_route("/extra", homepage, methods=["PUT"])
-'''
+"""
 
 
 def test_settings_fields_aiohttp_and_every_datastore_client() -> None:
@@ -138,7 +138,7 @@ def test_settings_fields_aiohttp_and_every_datastore_client() -> None:
     assert _endpoints(batch) == {("GET", "/"), ("POST", "/hook"), ("PUT", "/extra")}
 
 
-ADD_ROUTE = '''\
+ADD_ROUTE = """\
 from fastapi import FastAPI, APIRouter
 from flask import Flask
 
@@ -153,7 +153,7 @@ api.include_router(v2, prefix="/api")
 
 flask_app = Flask(__name__)
 flask_app.add_url_rule("/legacy", "legacy", handler, methods=["DELETE"])
-'''
+"""
 
 
 def test_add_api_route_and_add_url_rule() -> None:

@@ -10,19 +10,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import codelane_repos as shop
 import pytest
+from stackgraph.ingest.lanes.code.source import _remote
+from stackgraph.memory.code_index import CodeIndex, local_path
+from stackgraph.memory.code_search import code_refs, search_code
+from stackgraph.memory.embedding import OllamaEmbedder
+
 from stackgraph import cypher
 from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings
 from stackgraph.dump import export_lines
 from stackgraph.errors import ConfigError, InputError
-from stackgraph.ingest.lanes.code.source import _remote
-from stackgraph.memory.code_index import CodeIndex, local_path
-from stackgraph.memory.code_search import code_refs, search_code
-from stackgraph.memory.embedding import OllamaEmbedder
 from stackgraph.store import GraphStore
-
-import codelane_repos as shop
 
 
 def _ingest(settings: Settings, store: GraphStore, repos: tuple[Path, ...] = ()) -> Any:
@@ -87,7 +87,7 @@ def test_changed_and_removed_code_is_reembedded_and_deleted(
     repo = shop.make_repo(tmp_path / "shop")
     _ingest(settings, store, (tmp_path / "shop",))
     orders = shop.CHECKOUT_ORDERS.replace("plain-text receipt", "short receipt")
-    orders = orders.replace('    return {}\n', '    return {"ok": True}\n')
+    orders = orders.replace("    return {}\n", '    return {"ok": True}\n')
     cut = orders.index("\n\ndef render_receipt")
     shop.commit(repo, {"services/checkout/app/routers/orders.py": orders[:cut] + "\n"}, "edit")
     report = _ingest(settings, store, (tmp_path / "shop",))
@@ -103,8 +103,8 @@ class _FakeOllama(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = json.dumps({"model": body["model"],
-                           "embeddings": [[0.01 * (i + 1)] * 1024 for i in range(len(texts))]})  # fmt: skip
+        vectors = [[0.01 * (i + 1)] * 1024 for i in range(len(texts))]
+        data = json.dumps({"model": body["model"], "embeddings": vectors})
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -155,7 +155,9 @@ def test_url_repo_is_cloned_shallow_then_fetched(
                 "second")  # fmt: skip
     spec = {"url": f"file://{tmp_path / 'origin'}", "branch": "main",
             "services": ["payment", "cart"]}  # fmt: skip
-    cfg = settings.model_copy(update={"repos": [Settings.model_validate({"repos": [spec]}).repos[0]]})
+    cfg = settings.model_copy(
+        update={"repos": [Settings.model_validate({"repos": [spec]}).repos[0]]}
+    )
     _ingest(cfg, store)
     clones = list((settings.data_dir / "repos").iterdir())
     assert [c.name[: len("origin-")] for c in clones] == ["origin-"]

@@ -53,7 +53,9 @@ def repo_specs(inputs: LaneInputs) -> list[RepoSpec]:
     for path in inputs.repos:
         resolved = path.expanduser().resolve()
         match = [
-            s for s in configured if s.path is not None and s.path.expanduser().resolve() == resolved
+            s
+            for s in configured
+            if s.path is not None and s.path.expanduser().resolve() == resolved
         ]
         out.append(match[0] if match else RepoSpec(path=resolved))
     return out

@@ -93,5 +93,7 @@ def chunk_module(module: cst.Module, repo: str, path: str, service: str) -> list
     if body:
         text = "\n".join(lines[n - 1] for n in body if n - 1 < len(lines)).strip()
         if text:
-            out.append(CodeChunk(repo, path, service, "<module>", "module", body[0], body[-1], text))
+            out.append(
+                CodeChunk(repo, path, service, "<module>", "module", body[0], body[-1], text)
+            )
     return out

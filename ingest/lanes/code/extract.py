@@ -238,9 +238,9 @@ def _unit_records(
         batch.edges.append(EdgeRecord("DEFINED_IN", node.ref, unit.ref, {}, SRC, origin=at))
     roles: dict[str, set[str]] = defaultdict(set)
     lines: dict[str, int] = {}
-    for s in f.subjects:
-        roles[s.subject].add(s.role)
-        lines.setdefault(s.subject, s.line)
+    for sub in f.subjects:
+        roles[sub.subject].add(sub.role)
+        lines.setdefault(sub.subject, sub.line)
     for subject in sorted(roles):
         at = f"{where}:{lines[subject]}"
         node = NodeRecord("NatsSubject", {"subject": subject}, {}, SRC, origin=at)

@@ -462,9 +462,8 @@ class _Structure(cst.CSTVisitor):
             return
         if parts[0] == "nats" and parts[-1] not in {"connect", "Client"}:
             return
-        url = (
-            positional(node, 0)
-            or kwarg(node, "dsn", "url", "conninfo", "host", "servers", "location", "uri")
+        url = positional(node, 0) or kwarg(
+            node, "dsn", "url", "conninfo", "host", "servers", "location", "uri"
         )
         value = self.r.value(url)
         system = STORE_LIBS[parts[0]] or scheme_system(value.text) or parts[0]

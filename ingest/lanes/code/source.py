@@ -181,9 +181,7 @@ def python_files(root: Path) -> list[str]:
             pass
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
-        )
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
         rel = Path(dirpath).relative_to(root)
         out += [(rel / f).as_posix() for f in filenames if f.endswith(".py")]
     return sorted(out)
@@ -263,4 +261,3 @@ def load_repo(spec: RepoSpec, settings: Settings) -> RepoSnapshot:
 
 def same_repo(a: Path, b: Path | None) -> bool:
     return b is not None and a.expanduser().resolve() == b.expanduser().resolve()
-
