@@ -19,7 +19,8 @@ nothing is re-created silently.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,7 +30,7 @@ from uuid import UUID
 from stackgraph.ingest.lanes.code.chunks import CodeChunk
 
 from stackgraph.config import Settings
-from stackgraph.errors import ConfigError, StackGraphError
+from stackgraph.errors import ConfigError, StoreError
 from stackgraph.repo_config import redact_url
 
 from .embedding import Embedder, MiniLMEmbedder, default_embedder
@@ -62,7 +63,7 @@ def code_embedder(settings: Settings) -> Embedder:
     return _offline_code_embedder()
 
 
-class CodeIndexError(StackGraphError):
+class CodeIndexError(StoreError):
     """The vector store failed or holds something we will not mix with."""
 
 
@@ -121,7 +122,9 @@ class CodeIndex:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             where = f"Qdrant at {redact_url(settings.qdrant_url)}"
             try:
-                client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
+                client = QdrantClient(
+                    url=settings.qdrant_url, api_key=key, timeout=30, check_compatibility=False
+                )
             except ValueError as exc:
                 raise ConfigError(f"QDRANT_URL {where}: {exc}") from None
         else:
@@ -136,7 +139,8 @@ class CodeIndex:
                 raise CodeIndexError(f"{where} cannot be opened: {exc.strerror}") from None
         index = cls(client, collection_name(settings), embedder, where)
         try:
-            index._ensure_collection()
+            with index._translate("opening the collection"):
+                index._ensure_collection()
         except BaseException:
             index.close()
             raise
@@ -146,18 +150,14 @@ class CodeIndex:
         from qdrant_client import models
 
         name, dim = self.collection, self.embedder.dim
-        try:
-            exists = self.client.collection_exists(name)
-            if not exists:
-                self.client.create_collection(
-                    name,
-                    vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-                    metadata={"embedder": self.embedder.name, "dim": dim, "kind": "code"},
-                )
-                return
-            info = self.client.get_collection(name)
-        except (OSError, ValueError) as exc:
-            raise CodeIndexError(f"{self.where}: collection {name!r}: {exc}") from None
+        if not self.client.collection_exists(name):
+            self.client.create_collection(
+                name,
+                vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
+                metadata={"embedder": self.embedder.name, "dim": dim, "kind": "code"},
+            )
+            return
+        info = self.client.get_collection(name)
         vectors = info.config.params.vectors
         have = getattr(vectors, "size", None)
         meta = info.config.metadata or {}
@@ -176,6 +176,19 @@ class CodeIndex:
                 f"also {dim}-d but its vectors are not comparable; set code_collection to a "
                 f"new name to re-index"
             )
+
+    @contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        """Qdrant's errors (server or local) become one-line CodeIndexErrors."""
+        from qdrant_client.http.exceptions import ApiException
+
+        try:
+            yield
+        except (ApiException, OSError) as exc:
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise CodeIndexError(
+                f"{self.where}: {what} ({self.collection!r}) failed: {detail}"
+            ) from None
 
     # -- writing -----------------------------------------------------------------------
 
@@ -201,6 +214,10 @@ class CodeIndex:
     def sync(self, repo: str, chunks: Sequence[CodeChunk]) -> IndexReport:
         """Make the repo's stored chunks equal `chunks`: embed new or changed text only,
         delete chunks that are gone."""
+        with self._translate("sync"):
+            return self._sync(repo, chunks)
+
+    def _sync(self, repo: str, chunks: Sequence[CodeChunk]) -> IndexReport:
         from qdrant_client import models
 
         have = self._existing(repo)
@@ -235,9 +252,10 @@ class CodeIndex:
         if service:
             cond = models.FieldCondition(key="service", match=models.MatchValue(value=service))
             flt = models.Filter(must=[cond])
-        points = self.client.query_points(
-            self.collection, query=vector, query_filter=flt, limit=limit, with_payload=True
-        ).points
+        with self._translate("search"):
+            points = self.client.query_points(
+                self.collection, query=vector, query_filter=flt, limit=limit, with_payload=True
+            ).points
         hits: list[CodeHit] = []
         for p in points:
             pl = p.payload or {}
@@ -251,7 +269,8 @@ class CodeIndex:
         return hits
 
     def count(self) -> int:
-        return int(self.client.count(self.collection).count)
+        with self._translate("count"):
+            return int(self.client.count(self.collection).count)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

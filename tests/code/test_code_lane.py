@@ -13,7 +13,7 @@ from typing import Any
 import codelane_repos as shop
 import pytest
 from stackgraph.ingest.lanes.code.source import _remote
-from stackgraph.memory.code_index import CodeIndex, local_path
+from stackgraph.memory.code_index import CodeIndex, CodeIndexError, local_path
 from stackgraph.memory.code_search import code_refs, search_code
 from stackgraph.memory.embedding import OllamaEmbedder
 
@@ -206,3 +206,11 @@ def test_config_maps_paths_to_services_and_unknown_paths_fail_clearly(
     assert code_refs(store, "orders") and not code_refs(store, "checkout")
     with pytest.raises(InputError, match="is not a directory"):
         _ingest(settings, store, (tmp_path / "nowhere",))
+
+
+def test_unreachable_server_and_busy_local_folder_are_clear_errors(settings: Settings) -> None:
+    remote = settings.model_copy(update={"qdrant_url": f"http://127.0.0.1:{_closed_port()}"})
+    with pytest.raises(CodeIndexError, match=r"Qdrant at http://127\.0\.0\.1:\d+: opening"):
+        CodeIndex.open(remote)
+    with CodeIndex.open(settings), pytest.raises(CodeIndexError, match="in use by another"):
+        CodeIndex.open(settings)
