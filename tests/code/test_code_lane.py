@@ -214,3 +214,17 @@ def test_unreachable_server_and_busy_local_folder_are_clear_errors(settings: Set
         CodeIndex.open(remote)
     with CodeIndex.open(settings), pytest.raises(CodeIndexError, match="in use by another"):
         CodeIndex.open(settings)
+
+
+def test_symlink_out_of_the_repo_is_not_read(
+    tmp_path: Path, settings: Settings, store: GraphStore
+) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text('import httpx\nTOKEN = "do-not-index"\nhttpx.get("http://payment/x")\n')
+    repo = shop.make_repo(tmp_path / "shop", {"services/payment/app.py": shop.PAYMENT})
+    (tmp_path / "shop" / "services" / "payment" / "leak.py").symlink_to(secret)
+    shop.commit(repo, {}, "add a symlink")
+    report = _ingest(settings, store, (tmp_path / "shop",))
+    assert [r.message for r in report.rejected] == ["a symlink out of the repo; skipped"]
+    with CodeIndex.open(settings) as index:
+        assert all(h.path != "services/payment/leak.py" for h in index.search("TOKEN", 50))

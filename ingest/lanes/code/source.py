@@ -241,8 +241,13 @@ def load_repo(spec: RepoSpec, settings: Settings) -> RepoSnapshot:
         texts: list[tuple[str, str]] = []
         for path, _ in sf.files:
             unit = f"CodeUnit{{repo={snap.name!r}, path={path!r}}}"
+            full = root / path
+            if full.is_symlink() and not full.resolve().is_relative_to(root):
+                msg = "a symlink out of the repo; skipped"
+                snap.problems.append(Rejection(unit, "source", msg, f"{snap.name}:{path}"))
+                continue
             try:
-                data = (root / path).read_bytes()
+                data = full.read_bytes()
             except OSError as exc:
                 snap.problems.append(Rejection(unit, "source", f"unreadable: {exc.strerror}", path))
                 continue
