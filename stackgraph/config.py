@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import AliasChoices, Field, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
+from .repo_config import RepoSpec
 
 
 def default_data_dir() -> Path:
@@ -39,7 +40,9 @@ _LABEL = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
 class Settings(BaseSettings):
     """Everything configurable. Env vars are `STACKGRAPH_<FIELD>`; well-known ones too."""
 
-    model_config = SettingsConfigDict(env_prefix="STACKGRAPH_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="STACKGRAPH_", extra="ignore", populate_by_name=True
+    )
 
     data_dir: Path = Field(default_factory=default_data_dir)
     graph: str = Field(default="stackgraph", pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -119,9 +122,6 @@ class Settings(BaseSettings):
     api_lease_wait_s: float = Field(default=30.0, ge=0)
     shadow_mode: bool = False
     """Record everything, but mark outcomes (ROOT_CAUSED_BY, Incident) as shadow."""
-    ollama_host: str | None = Field(
-        default=None, validation_alias=AliasChoices("STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST")
-    )
     agent_model: str = "qwen3:8b"
     agent_max_steps: int = Field(default=12, ge=1, le=100)
     agent_wall_clock_s: float = Field(default=300.0, gt=0)
@@ -137,6 +137,36 @@ class Settings(BaseSettings):
     agent_kube_namespace: str = "default"
     agent_kube: bool = False
     """Offer the Kubernetes tools (in-cluster config, else kubeconfig)."""
+
+    # --- code lane and code index (ingest/lanes/code, memory/code_index.py) ---
+    repos: list[RepoSpec] = Field(default_factory=list)
+    """Repos for the `code` lane: `{url | path, branch, services: [...] | {prefix: svc}}`."""
+    git_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("git_token", "STACKGRAPH_GIT_TOKEN", "GIT_TOKEN"),
+    )
+    git_token_file: Path | None = None
+    """A mounted secret holding the Git token (used when `git_token` is unset)."""
+    qdrant_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("qdrant_url", "STACKGRAPH_QDRANT_URL", "QDRANT_URL"),
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "qdrant_api_key", "STACKGRAPH_QDRANT_API_KEY", "QDRANT_API_KEY"
+        ),
+    )
+    ollama_host: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("ollama_host", "STACKGRAPH_OLLAMA_HOST", "OLLAMA_HOST"),
+    )
+    embed_model: str = "bge-m3"
+    """Ollama embedding model (only with `ollama_host`)."""
+    code_index: bool = True
+    """Embed code chunks into the code index during the `code` lane."""
+    code_collection: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    """Qdrant collection for code chunks; default `<graph>_code`."""
 
     @classmethod
     def settings_customise_sources(

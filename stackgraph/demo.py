@@ -52,9 +52,16 @@ def serve_and_investigate(ctx: DemoContext) -> None:
     step(ctx)
 
 
+def ingest_code(ctx: DemoContext) -> None:
+    from .code_demo import demo_code
+
+    demo_code(ctx)
+
+
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
     ("infra", ingest_infra),
+    ("code", ingest_code),
     ("stats", show_stats),
     ("investigate", lambda ctx: _investigate_step(ctx)),
     ("alert → incident (API, no LLM)", serve_and_investigate),

@@ -6,4 +6,5 @@ from __future__ import annotations
 BENCHES: dict[str, str] = {
     "ingest": "stackgraph.bench.ingest",
     "investigate": "stackgraph.bench.investigate",
+    "code_index": "stackgraph.bench.code_index",
 }

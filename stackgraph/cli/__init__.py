@@ -6,6 +6,7 @@ import sys
 
 from stackgraph.errors import LeaseHeldError, StackGraphError
 
+from . import code as code
 from . import core as core
 from . import eval as eval
 from . import investigate as investigate

@@ -1,0 +1,1 @@
+"""Helpers shared by the shop services (not a service itself)."""

@@ -1,0 +1,66 @@
+"""`stackgraph ingest --lanes code` and `stackgraph code search|refs` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from threading import Thread
+
+import codelane_repos as shop
+from test_code_lane import _FakeOllama
+
+
+def sg(
+    *args: str, data: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
+    for var in ("FALKORDB_URL", "QDRANT_URL", "OLLAMA_HOST"):
+        full.pop(var, None)
+    full |= {"STACKGRAPH_DATA_DIR": str(data), "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "stackgraph", *args],
+        capture_output=True, text=True, env=full, timeout=300,
+    )  # fmt: skip
+
+
+def test_ingest_search_refs_and_refusal(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shop.make_repo(tmp_path / "shop")
+    proc = sg("ingest", "--lanes", "code", "--repo", str(tmp_path / "shop"), "--json", data=data)
+    assert proc.returncode == 1  # the broken file is reported; everything else is written
+    assert "services/checkout/app/broken.py:1:10" in proc.stderr
+    assert json.loads(proc.stdout)["nodes"]["CodeUnit"]["created"] == 5
+
+    found = sg("code", "search", "charge the customer's credit card", "--json", "--limit", "3",
+               data=data)  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert len(hits) == 3 and {"service", "path", "symbol", "score"} <= set(hits[0])
+    assert (hits[0]["symbol"], hits[0]["service"]) == ("create_payment", "payment")
+
+    refs = sg("code", "refs", "checkout", "--json", data=data)
+    rows = {r["path"]: r for r in json.loads(refs.stdout)}
+    assert rows["services/checkout/app/routers/orders.py"]["endpoints"] == ["POST /api/orders"]
+    table = sg("code", "refs", "payment", data=data).stdout
+    assert "services/payment/app/main.py" in table and "payments-db" in table
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOllama)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {"OLLAMA_HOST": f"http://127.0.0.1:{server.server_address[1]}"}
+        refused = sg("code", "search", "anything", data=data, env=env)
+    finally:
+        server.shutdown()
+    assert refused.returncode == 2
+    lines = [ln for ln in refused.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "384-d" in lines[0] and "1024-d" in lines[0], refused.stderr
+
+
+def test_missing_repo_is_one_line(tmp_path: Path) -> None:
+    proc = sg("ingest", "--lanes", "code", "--repo", str(tmp_path / "nope"), data=tmp_path / "d")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: repo path {tmp_path / 'nope'} is not a directory"
