@@ -18,7 +18,8 @@ from .episodes import (
     versions,
 )
 from .handle import Memory, open_memory
-from .retrieval import METHODS, MemoryHit, fulltext_query, search
+from .lexical import LexicalIndex
+from .retrieval import METHODS, MemoryHit, search
 from .tool import MemoryLookup, memory_lookup
 from .vectors import FalkorVectors, QdrantVectors, VectorBackend
 
@@ -29,6 +30,7 @@ __all__ = [
     "EpisodeVersion",
     "FalkorVectors",
     "IncidentOutcome",
+    "LexicalIndex",
     "Memory",
     "MemoryHit",
     "MemoryLookup",
@@ -38,7 +40,6 @@ __all__ = [
     "VectorBackend",
     "current_version",
     "default_embedder",
-    "fulltext_query",
     "memory_lookup",
     "offline_embedder",
     "open_memory",

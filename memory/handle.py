@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stackgraph.store import GraphStore
 
 from .embedding import Embedder, default_embedder
+from .lexical import LexicalIndex
 from .vectors import FalkorVectors, QdrantVectors, VectorBackend
 
 
@@ -17,6 +18,8 @@ class Memory:
     store: GraphStore
     embedder: Embedder
     vectors: VectorBackend
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    """In-process BM25, rebuilt when episode versions were added; keep the Memory around."""
 
 
 def open_memory(
@@ -32,6 +35,8 @@ def open_memory(
     the stored dimension or model differs from the embedder's."""
     emb = embedder or default_embedder(ollama_host)
     vectors: VectorBackend
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    """In-process BM25, rebuilt when episode versions were added; keep the Memory around."""
     if qdrant_url:
         vectors = QdrantVectors.connect(qdrant_url, collection, emb.dim, emb.name)
     else:

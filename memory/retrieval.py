@@ -5,8 +5,7 @@ every hit says which retrievers found it and which entities it shares with the q
 Retrievers (each returns episode versions already filtered on both time axes):
 
 - `vector`: cosine similarity of the question's embedding to episode embeddings;
-- `bm25`: FalkorDB's full-text index on `MemoryEpisode.text` (stemmed; RediSearch's
-  TF-IDF family scorer), queried with the question's word tokens OR-ed together;
+- `bm25`: BM25 over episode text (memory/lexical.py says why not FalkorDB's full-text);
 - `graph`: breadth-first from the alert's service over topology (CALLS, READS_FROM,
   PUBLISHES_TO, CONSUMES_FROM; two hops), plus entities named in the question, then
   MENTIONS back to episodes; weight 1 for a shared entity, 1/2 per hop away.
@@ -26,20 +25,25 @@ from stackgraph import cypher
 from stackgraph.store import GraphStore
 
 from .handle import Memory, open_memory
+from .lexical import STOPWORDS
 
 METHODS = ("vector", "bm25", "graph")
-RRF_K = 60
-"""The usual RRF constant: damps the head so no single retriever dominates."""
+RRF_K = 10
+"""RRF constant. Smaller than the customary 60 so the heads of the lists count; chosen
+with WEIGHTS and GRAPH_MIN_SCORE on the labelled set (EVAL.md, memory section)."""
+WEIGHTS = {"vector": 1.0, "bm25": 1.5, "graph": 0.5}
+"""Per-retriever RRF weights; graph proximity is the weakest likeness signal."""
+GRAPH_MIN_SCORE = 1.0
+"""A graph hit needs a named error signature, or several weaker shared entities."""
+SERVICE_WEIGHT = 0.25
+ENTITY_WEIGHTS = {"error": 1.0, "alert": 0.25, "service": 0.5}
+"""Weight of an entity the question names, by type (others 0.5): an error signature is
+specific; an alert name (HighErrorRate) is shared by unlike incidents."""
 
 _LABEL_TYPE = {
     "Service": "service", "Datastore": "datastore",
     "ExternalApi": "external_api", "NatsSubject": "subject",
 }  # fmt: skip
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was "
-    "were with after before during while when all any into out over under not no".split()
-)
 _REF = re.compile(r"^[a-z0-9][a-z0-9._@/-]*[a-z0-9]$|^[a-z0-9]$")
 
 
@@ -76,20 +80,12 @@ class _Ranked:
     shared: tuple[str, ...] = ()
 
 
-def fulltext_query(text: str, max_terms: int = 32) -> str | None:
-    """Word tokens OR-ed for the full-text index. Only [a-z0-9] survives, so no query
-    syntax from the caller's text reaches RediSearch."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
-    unique = list(dict.fromkeys(words))[:max_terms]
-    return "|".join(unique) if unique else None
-
-
 def candidate_refs(text: str) -> list[str]:
     """Words of the question that could name an entity (services, errors, datastores)."""
     out: dict[str, None] = {}
     for raw in text.lower().split():
         word = raw.strip(".,;:()[]{}\"'`!?")
-        if word and _REF.match(word) and word not in _STOP:
+        if word and _REF.match(word) and word not in STOPWORDS:
             out[word] = None
     return list(out)[:64]
 
@@ -120,10 +116,10 @@ def _dedupe(items: Iterable[_Ranked]) -> list[_Ranked]:
     return out
 
 
-def _vector(
-    memory: Memory, vec: np.ndarray, params: dict[str, Any], fetch: int
+def _pick(
+    memory: Memory, raw: list[tuple[str, int, float]], params: dict[str, Any]
 ) -> list[_Ranked]:
-    raw = memory.vectors.query(vec, fetch)
+    """Keep raw (fp, version, score) hits that pass both time axes and the filters."""
     if not raw:
         return []
     ids = [{"fp": fp, "version": v, "score": s} for fp, v, s in raw]
@@ -132,17 +128,13 @@ def _vector(
     return _dedupe(_Ranked(r["fp"], int(r["version"]), float(r["score"])) for r in rows)
 
 
-def _bm25(store: GraphStore, text: str, params: dict[str, Any], fetch: int) -> list[_Ranked]:
-    q = fulltext_query(text)
-    if q is None:
-        return []
-    rows = store.read(cypher.load("memory_fulltext"), {**params, "q": q, "limit": fetch})
-    return _dedupe(_Ranked(r["fp"], int(r["version"]), float(r["score"])) for r in rows)
 
 
 def graph_seeds(store: GraphStore, text: str, service: str | None) -> dict[tuple[str, str], float]:
-    """(entity type, ref) -> weight: the alert's service and what the question names at 1,
-    topology neighbours of the service at 1/2 per hop."""
+    """(entity type, ref) -> weight. Entities the question names weigh 1: a shared error
+    signature or datastore is the strongest structural hint. The alert's service weighs
+    SERVICE_WEIGHT and its topology neighbours half of that per hop: being near says
+    less about likeness than what failed."""
     seeds: dict[tuple[str, str], float] = {}
 
     def add(kind: str, ref: str, w: float) -> None:
@@ -150,15 +142,15 @@ def graph_seeds(store: GraphStore, text: str, service: str | None) -> dict[tuple
         seeds[key] = max(w, seeds.get(key, 0.0))
 
     if service:
-        add("service", service, 1.0)
+        add("service", service, SERVICE_WEIGHT)
         for row in store.read(cypher.load("memory_topology"), {"service": service}):
             kind = _LABEL_TYPE.get(row["label"])
             if kind and row["name"]:
-                add(kind, str(row["name"]), 0.5 ** int(row["hops"]))
+                add(kind, str(row["name"]), SERVICE_WEIGHT * 0.5 ** int(row["hops"]))
     refs = candidate_refs(text)
     if refs:
         for row in store.read(cypher.load("memory_entity_lookup"), {"refs": refs}):
-            add(row["type"], row["ref"], 1.0)
+            add(row["type"], row["ref"], ENTITY_WEIGHTS.get(row["type"], 0.5))
     return seeds
 
 
@@ -170,7 +162,7 @@ def _graph(
         return []
     rows = store.read(
         cypher.load("memory_by_entities"),
-        {**params, "limit": fetch,
+        {**params, "limit": fetch, "min_score": GRAPH_MIN_SCORE,
          "seeds": [{"type": t, "ref": r, "w": w} for (t, r), w in seeds.items()]},
     )  # fmt: skip
     return _dedupe(
@@ -183,7 +175,7 @@ def _why(method: str, rank: int, item: _Ranked) -> str:
     if method == "vector":
         return f"vector: rank {rank} (cosine {item.score:.3f})"
     if method == "bm25":
-        return f"bm25: rank {rank} (full-text score {item.score:.3g})"
+        return f"bm25: rank {rank} (bm25 {item.score:.2f})"
     return f"graph: rank {rank} (shares {', '.join(item.shared) or 'neighbourhood'})"
 
 
@@ -199,7 +191,7 @@ def fuse(lists: dict[str, Sequence[_Ranked]], limit: int) -> list[Fused]:
                 item.fp,
                 {"version": item.version, "score": 0.0, "ranks": {}, "why": [], "shared": []},
             )
-            slot["score"] += 1.0 / (RRF_K + rank)
+            slot["score"] += WEIGHTS[method] / (RRF_K + rank)
             slot["ranks"][method] = rank
             slot["why"].append(_why(method, rank, item))
             slot["shared"] += [s for s in item.shared if s not in slot["shared"]]
@@ -242,9 +234,9 @@ def search(
     lists: dict[str, list[_Ranked]] = {}
     if "vector" in methods:
         vec = query_vector if query_vector is not None else mem.embedder.embed([query])[0]
-        lists["vector"] = _vector(mem, vec, params, fetch)
+        lists["vector"] = _pick(mem, mem.vectors.query(vec, fetch), params)
     if "bm25" in methods:
-        lists["bm25"] = _bm25(store, query, params, fetch)
+        lists["bm25"] = _pick(mem, mem.lexical.search(store, query, fetch), params)
     if "graph" in methods:
         lists["graph"] = _graph(store, query, service, params, fetch)
     if exclude:
