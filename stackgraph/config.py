@@ -50,6 +50,18 @@ class Settings(BaseSettings):
     catalog: Path | None = None
     """Catalog YAML for the `catalog` lane."""
 
+    # -- incident memory (memory/) --
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("STACKGRAPH_QDRANT_URL", "QDRANT_URL")
+    )
+    """Qdrant server for memory vectors; default: FalkorDB's HNSW index in the graph."""
+    memory_collection: str = Field(default="stackgraph_memory", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    memory_ollama_host: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("STACKGRAPH_MEMORY_OLLAMA_HOST", "OLLAMA_HOST"),
+    )
+    """Ollama for memory embeddings (bge-m3); default: the offline MiniLM."""
+
     @classmethod
     def settings_customise_sources(
         cls,
