@@ -35,6 +35,10 @@ WEIGHTS = {"vector": 1.0, "bm25": 1.5, "graph": 0.5}
 """Per-retriever RRF weights; graph proximity is the weakest likeness signal."""
 GRAPH_MIN_SCORE = 1.0
 """A graph hit needs a named error signature, or several weaker shared entities."""
+STRONG_SEED = 0.5
+"""Seeds at least this heavy (entities the question names) generate candidates; lighter
+ones (service, neighbours, alert name) only add to a candidate's score. Their sum stays
+below GRAPH_MIN_SCORE, so this bounds the work without changing the answer."""
 SERVICE_WEIGHT = 0.25
 ENTITY_WEIGHTS = {"error": 1.0, "alert": 0.25, "service": 0.5}
 """Weight of an entity the question names, by type (others 0.5): an error signature is
@@ -158,12 +162,13 @@ def _graph(
     store: GraphStore, text: str, service: str | None, params: dict[str, Any], fetch: int
 ) -> list[_Ranked]:
     seeds = graph_seeds(store, text, service)
-    if not seeds:
+    strong = [{"type": t, "ref": r} for (t, r), w in seeds.items() if w >= STRONG_SEED]
+    if not strong:
         return []
     rows = store.read(
         cypher.load("memory_by_entities"),
-        {**params, "limit": fetch, "min_score": GRAPH_MIN_SCORE,
-         "seeds": [{"type": t, "ref": r, "w": w} for (t, r), w in seeds.items()]},
+        {**params, "limit": fetch, "min_score": GRAPH_MIN_SCORE, "strong": strong,
+         "weights": {f"{t}:{r}": w for (t, r), w in seeds.items()}},
     )  # fmt: skip
     return _dedupe(
         _Ranked(r["fp"], int(r["version"]), float(r["score"]), tuple(sorted(r["shared"])))

@@ -5,4 +5,5 @@ from __future__ import annotations
 
 BENCHES: dict[str, str] = {
     "ingest": "stackgraph.bench.ingest",
+    "memory": "stackgraph.bench.memory",
 }
