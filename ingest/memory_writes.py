@@ -80,7 +80,7 @@ def ensure_vector_index(
         time.sleep(0.05)
 
 
-def check_vector(where: str, vector: Sequence[float], dim: int) -> list[float]:
+def check_vector(where: str, vector: Sequence[float] | Any, dim: int) -> list[float]:
     # FalkorDB stores a wrong-dimension vector silently (and leaves it out of the index).
     values = [float(v) for v in vector]
     if len(values) != dim:
@@ -94,7 +94,7 @@ def check_vector(where: str, vector: Sequence[float], dim: int) -> list[float]:
 
 def write_vectors(
     writer: GraphIngestor,
-    rows: Sequence[tuple[str, int, Sequence[float]]],
+    rows: Sequence[tuple[str, int, Sequence[float] | Any]],
     dim: int,
     model: str,
     batch_size: int = 500,

@@ -1,10 +1,10 @@
 """Bi-temporal incident memory, embeddings and hybrid retrieval.
 
-    with GraphStore.open(settings) as store, GraphIngestor(store) as writer:
-        memory = open_memory(store)                     # refuses a mismatched dimension
-        record_episode(writer, outcome, memory)
-        supersede(writer, corrected, memory, kind="correction", reason="feedback")
-    hits = search(store, "checkout pods OOMKilled", service="checkout", memory=memory)
+with GraphStore.open(settings) as store, GraphIngestor(store) as writer:
+    memory = open_memory(store)                     # refuses a mismatched dimension
+    record_episode(writer, outcome, memory)
+    supersede(writer, corrected, memory, kind="correction", reason="feedback")
+hits = search(store, "checkout pods OOMKilled", service="checkout", memory=memory)
 """
 
 from .embedding import Embedder, MiniLMEmbedder, OllamaEmbedder, default_embedder, offline_embedder

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor, IngestReport, expire_episode
 from stackgraph.schema import MEMORY_ENTITY_TYPES, EdgeRecord, NodeRecord, NodeRef, RecordBatch
 
 from stackgraph import cypher
+from stackgraph.errors import InputError
 
 from .handle import Memory
 
@@ -193,12 +193,16 @@ def _version_batch(
             label, key = _WORLD_LABEL[ent.entity_type]
             batch.edges.append(
                 EdgeRecord(
-                    "REFERS_TO", _entity_ref(ent), NodeRef(label, {key: ent.entity_ref}),
+                    "REFERS_TO",
+                    _entity_ref(ent),
+                    NodeRef(label, {key: ent.entity_ref}),
                     origin=origin,
-                )  # fmt: skip
+                )
             )
     for ent in outcome.all_entities():
-        batch.edges.append(EdgeRecord("MENTIONS", ep, _entity_ref(ent), dict(clocks), origin=origin))
+        batch.edges.append(
+            EdgeRecord("MENTIONS", ep, _entity_ref(ent), dict(clocks), origin=origin)
+        )
     for ent in resolved:
         batch.edges.append(
             EdgeRecord("RESOLVED_BY", ep, _entity_ref(ent), dict(clocks), origin=origin)
@@ -210,18 +214,14 @@ def _write(writer: GraphIngestor, batch: RecordBatch) -> IngestReport:
     report = writer.write(batch)
     # REFERS_TO is best effort: the world-model may not hold that node (yet).
     hard = [
-        r
-        for r in report.rejected
-        if not (r.field == "endpoint" and "-[:REFERS_TO]->" in r.record)
+        r for r in report.rejected if not (r.field == "endpoint" and "-[:REFERS_TO]->" in r.record)
     ]
     if hard:
         raise InputError("memory write refused: " + "; ".join(str(r) for r in hard[:5]))
     return report
 
 
-def _embed(
-    memory: Memory, writer: GraphIngestor, items: list[tuple[str, int, str]]
-) -> None:
+def _embed(memory: Memory, writer: GraphIngestor, items: list[tuple[str, int, str]]) -> None:
     vecs = memory.embedder.embed([text for _, _, text in items])
     memory.vectors.add(writer, [(fp, v, vecs[i]) for i, (fp, v, _) in enumerate(items)])
 
@@ -239,11 +239,15 @@ def versions(store: Any, fingerprint: str) -> list[EpisodeVersion]:
         fields["supersedes"] = [s for s in row["supersedes"] if s.get("version") is not None]
         out.append(
             EpisodeVersion(
-                fingerprint, int(row["version"]), float(row["t_valid"]),
+                fingerprint,
+                int(row["version"]),
+                float(row["t_valid"]),
                 None if row["t_invalid"] is None else float(row["t_invalid"]),
                 float(row["ingested_at"]),
-                None if row["expired_at"] is None else float(row["expired_at"]), False, fields,
-            )  # fmt: skip
+                None if row["expired_at"] is None else float(row["expired_at"]),
+                False,
+                fields,
+            )
         )
     return out
 
@@ -276,9 +280,9 @@ def record_episode(
     if cur is not None:
         if cur.fields.get("body_hash") == outcome.body_hash():
             return cur
-        return supersede(
-            writer, outcome, memory, kind="correction", reason="re-recorded", now=now
-        )[-1]
+        return supersede(writer, outcome, memory, kind="correction", reason="re-recorded", now=now)[
+            -1
+        ]
     _write(writer, _version_batch(outcome, 1, outcome.occurred_at, None, now))
     _embed(memory, writer, [(outcome.incident_fingerprint, 1, outcome.text())])
     return EpisodeVersion(

@@ -35,7 +35,7 @@ def open_memory(
     the stored dimension or model differs from the embedder's."""
     emb = embedder or default_embedder(ollama_host)
     vectors: VectorBackend
-    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    field(default_factory=LexicalIndex)
     """In-process BM25, rebuilt when episode versions were added; keep the Memory around."""
     if qdrant_url:
         vectors = QdrantVectors.connect(qdrant_url, collection, emb.dim, emb.name)

@@ -19,10 +19,11 @@ import numpy as np
 from stackgraph import cypher
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was "
-    "were with after before during while when all any into out over under not no".split()
+_STOP_TEXT = (
+    "a an and are as at be by for from has have in is it its of on or that the this to "
+    "was were with after before during while when all any into out over under not no"
 )
+STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
 def tokens(text: str) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -132,8 +132,6 @@ def _pick(
     return _dedupe(_Ranked(r["fp"], int(r["version"]), float(r["score"])) for r in rows)
 
 
-
-
 def graph_seeds(store: GraphStore, text: str, service: str | None) -> dict[tuple[str, str], float]:
     """(entity type, ref) -> weight. Entities the question names weigh 1: a shared error
     signature or datastore is the strongest structural hint. The alert's service weighs
@@ -187,7 +185,7 @@ def _why(method: str, rank: int, item: _Ranked) -> str:
 Fused = tuple[str, int, float, dict[str, int], list[str], list[str]]
 
 
-def fuse(lists: dict[str, Sequence[_Ranked]], limit: int) -> list[Fused]:
+def fuse(lists: Mapping[str, Sequence[_Ranked]], limit: int) -> list[Fused]:
     """Reciprocal rank fusion: sum over retrievers of 1 / (RRF_K + rank)."""
     acc: dict[str, dict[str, Any]] = {}
     for method, items in lists.items():
@@ -201,9 +199,7 @@ def fuse(lists: dict[str, Sequence[_Ranked]], limit: int) -> list[Fused]:
             slot["why"].append(_why(method, rank, item))
             slot["shared"] += [s for s in item.shared if s not in slot["shared"]]
     ordered = sorted(acc.items(), key=lambda kv: (-kv[1]["score"], kv[0]))[:limit]
-    return [
-        (fp, s["version"], s["score"], s["ranks"], s["why"], s["shared"]) for fp, s in ordered
-    ]
+    return [(fp, s["version"], s["score"], s["ranks"], s["why"], s["shared"]) for fp, s in ordered]
 
 
 def search(
@@ -260,10 +256,21 @@ def search(
         d = details.get((fp, version), {})
         hits.append(
             MemoryHit(
-                fp, version, round(score, 6), why, ranks, shared,
-                d.get("service") or "", d.get("alert") or "", d.get("symptom") or "",
-                d.get("root_cause") or "", d.get("resolution") or "", d.get("t_valid"),
-                d.get("t_invalid"), d.get("ingested_at"), d.get("expired_at"),
-            )  # fmt: skip
+                fp,
+                version,
+                round(score, 6),
+                why,
+                ranks,
+                shared,
+                d.get("service") or "",
+                d.get("alert") or "",
+                d.get("symptom") or "",
+                d.get("root_cause") or "",
+                d.get("resolution") or "",
+                d.get("t_valid"),
+                d.get("t_invalid"),
+                d.get("ingested_at"),
+                d.get("expired_at"),
+            )
         )
     return hits

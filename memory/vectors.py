@@ -21,9 +21,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
-
-from stackgraph import cypher
-from stackgraph.errors import ConfigError
 from stackgraph.ingest import (
     GraphIngestor,
     check_dimension,
@@ -31,10 +28,15 @@ from stackgraph.ingest import (
     vector_index,
     write_vectors,
 )
+
+from stackgraph import cypher
+from stackgraph.errors import ConfigError
 from stackgraph.store import GraphStore
 
 VectorHit = tuple[str, int, float]
 """(incident fingerprint, version, cosine similarity)."""
+VectorRow = tuple[str, int, Sequence[float] | np.ndarray]
+"""(incident fingerprint, version, embedding)."""
 
 
 class VectorBackend(Protocol):
@@ -47,8 +49,7 @@ class VectorBackend(Protocol):
         """Create the index/collection if absent (writer side, under the lease)."""
         ...
 
-    def add(self, writer: GraphIngestor, rows: Sequence[tuple[str, int, Sequence[float]]]) -> None:
-        ...
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None: ...
 
     def query(self, vector: np.ndarray, k: int) -> list[VectorHit]: ...
 
@@ -69,7 +70,7 @@ class FalkorVectors:
         ensure_vector_index(writer, self.dim, self.model)
         self._ready = True
 
-    def add(self, writer: GraphIngestor, rows: Sequence[tuple[str, int, Sequence[float]]]) -> None:
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None:
         if not self._ready:
             self.prepare(writer)
         write_vectors(writer, rows, self.dim, self.model)
@@ -134,9 +135,8 @@ class QdrantVectors:
                 vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
             )
 
-    def add(self, writer: GraphIngestor, rows: Sequence[tuple[str, int, Sequence[float]]]) -> None:
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None:
         from qdrant_client import models
-
         from stackgraph.ingest import check_vector
 
         self.prepare(writer)

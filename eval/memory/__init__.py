@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.catalog import build, load_catalog
 from stackgraph.memory import EntityRef, IncidentOutcome, Memory, open_memory, record_episode
 from stackgraph.memory import search as memory_search
+
+from stackgraph.errors import InputError
 from stackgraph.store import GraphStore
 
 __all__ = ["METHOD_SETS", "LabelledIncident", "load_incidents", "run_memory_eval"]

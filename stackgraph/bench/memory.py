@@ -31,7 +31,7 @@ DIM = 384
 
 def _pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _time(fn: Callable[[int], object], n: int) -> list[float]:
@@ -78,8 +78,15 @@ def _measure(store: GraphStore, memory: Memory, queries: int, rng: np.random.Gen
     qs = [incidents[i % len(incidents)] for i in range(queries + 1)]
     raw = _time(lambda i: memory.vectors.query(qv[i], 50), queries)
     hybrid = _time(
-        lambda i: search(store, qs[i].question, memory=memory, service=qs[i].outcome.service,
-                         query_vector=qv[i], limit=10, now=3e9),  # fmt: skip
+        lambda i: search(
+            store,
+            qs[i].question,
+            memory=memory,
+            service=qs[i].outcome.service,
+            query_vector=qv[i],
+            limit=10,
+            now=3e9,
+        ),
         queries,
     )
     return {"raw": raw, "hybrid": hybrid}
@@ -106,8 +113,11 @@ def run(quick: bool = False) -> str:
                 vectors: VectorBackend = FalkorVectors(store, DIM, "bench-random-384")
                 memory = Memory(store, emb, vectors)
                 load_s = _load(store, memory, n, rng)
-                rows.append(_row("embedded (FalkorDB HNSW)", n, _measure(store, memory,
-                                                                         queries, rng), load_s))
+                rows.append(
+                    _row(
+                        "embedded (FalkorDB HNSW)", n, _measure(store, memory, queries, rng), load_s
+                    )
+                )
                 qdrant_url = os.environ.get("QDRANT_URL")
                 if qdrant_url:
                     store.delete()

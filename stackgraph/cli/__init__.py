@@ -7,7 +7,7 @@ import sys
 from stackgraph.errors import StackGraphError
 
 from . import core as core
-from . import memory as memory, memory_eval as memory_eval
+from . import memory as memory
 from .app import app
 
 __all__ = ["app", "main"]

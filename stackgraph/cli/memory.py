@@ -15,6 +15,7 @@ from stackgraph.config import Settings
 from stackgraph.errors import InputError
 from stackgraph.timetravel import parse_time
 
+from . import memory_eval as memory_eval  # registers `eval-memory`
 from .app import app, open_store, out, state_of
 
 memory_app = typer.Typer(help="The bi-temporal incident memory.", no_args_is_help=True)

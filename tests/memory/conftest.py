@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from stackgraph.ingest import GraphIngestor
 from stackgraph.memory import Memory, offline_embedder, open_memory
+
 from stackgraph.store import GraphStore
 
 

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import yaml
-from stackgraph.config import Settings
-from stackgraph.memory import IncidentOutcome, Memory, memory_lookup, record_episode
 from stackgraph.ingest import GraphIngestor
+from stackgraph.memory import IncidentOutcome, Memory, memory_lookup, record_episode
+
+from stackgraph.config import Settings
 from stackgraph.store import GraphStore
 
 

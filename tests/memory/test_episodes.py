@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from stackgraph import cypher
-from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor
 from stackgraph.memory import (
     EntityRef,
@@ -18,9 +16,10 @@ from stackgraph.memory import (
     supersede,
     versions,
 )
+
+from stackgraph import cypher
+from stackgraph.errors import InputError
 from stackgraph.store import GraphStore
-
-
 
 
 def oom(fp: str = "inc-oom", root: str = "memory leak in cart serialisation") -> IncidentOutcome:

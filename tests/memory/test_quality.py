@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from stackgraph.eval.memory import load_incidents, run_memory_eval
 from stackgraph.memory import Memory
+
 from stackgraph.store import GraphStore
 
 

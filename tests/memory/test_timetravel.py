@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from stackgraph import cypher
-from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.catalog import build, load_catalog
+
+from stackgraph import cypher
+from stackgraph.errors import InputError
 from stackgraph.store import GraphStore
 from stackgraph.timetravel import neighbours_at, parse_time, visible_nodes
 

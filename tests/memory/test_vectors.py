@@ -11,8 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from qdrant_client import QdrantClient, models
-from stackgraph.config import Settings
-from stackgraph.errors import ConfigError, InputError
 from stackgraph.ingest import GraphIngestor, ensure_vector_index, vector_index, write_vectors
 from stackgraph.memory import (
     EntityRef,
@@ -24,6 +22,9 @@ from stackgraph.memory import (
     record_episode,
     search,
 )
+
+from stackgraph.config import Settings
+from stackgraph.errors import ConfigError, InputError
 from stackgraph.store import GraphStore
 
 
