@@ -40,9 +40,12 @@ STRONG_SEED = 0.5
 ones (service, neighbours, alert name) only add to a candidate's score. Their sum stays
 below GRAPH_MIN_SCORE, so this bounds the work without changing the answer."""
 SERVICE_WEIGHT = 0.25
-ENTITY_WEIGHTS = {"error": 1.0, "alert": 0.25, "service": 0.5}
+ENTITY_WEIGHTS = {"error": 1.0, "alert": 0.25, "service": SERVICE_WEIGHT}
 """Weight of an entity the question names, by type (others 0.5): an error signature is
-specific; an alert name (HighErrorRate) is shared by unlike incidents."""
+specific; an alert name (HighErrorRate) or a service is shared by unlike incidents."""
+GRAPH_CANDIDATES = 500
+"""At most this many candidates (most named entities shared, then most recent) are
+scored: bounds the graph lane's work on a large memory."""
 
 _LABEL_TYPE = {
     "Service": "service", "Datastore": "datastore",
@@ -160,12 +163,13 @@ def _graph(
     store: GraphStore, text: str, service: str | None, params: dict[str, Any], fetch: int
 ) -> list[_Ranked]:
     seeds = graph_seeds(store, text, service)
-    strong = [{"type": t, "ref": r} for (t, r), w in seeds.items() if w >= STRONG_SEED]
+    strong = [{"type": t, "ref": r, "w": w} for (t, r), w in seeds.items() if w >= STRONG_SEED]
     if not strong:
         return []
     rows = store.read(
         cypher.load("memory_by_entities"),
         {**params, "limit": fetch, "min_score": GRAPH_MIN_SCORE, "strong": strong,
+         "cap": GRAPH_CANDIDATES,
          "weights": {f"{t}:{r}": w for (t, r), w in seeds.items()}},
     )  # fmt: skip
     return _dedupe(
