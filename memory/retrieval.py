@@ -43,7 +43,7 @@ SERVICE_WEIGHT = 0.25
 ENTITY_WEIGHTS = {"error": 1.0, "alert": 0.25, "service": SERVICE_WEIGHT}
 """Weight of an entity the question names, by type (others 0.5): an error signature is
 specific; an alert name (HighErrorRate) or a service is shared by unlike incidents."""
-GRAPH_CANDIDATES = 500
+GRAPH_CANDIDATES = 150
 """At most this many candidates (most named entities shared, then most recent) are
 scored: bounds the graph lane's work on a large memory."""
 
