@@ -23,7 +23,14 @@ from stackgraph.memory import search as memory_search
 from stackgraph.errors import InputError
 from stackgraph.store import GraphStore
 
-__all__ = ["METHOD_SETS", "LabelledIncident", "load_incidents", "run_memory_eval"]
+__all__ = [
+    "METHOD_SETS",
+    "LabelledIncident",
+    "data_path",
+    "load_incidents",
+    "load_set",
+    "run_memory_eval",
+]
 
 METHOD_SETS: dict[str, tuple[str, ...]] = {
     "hybrid": ("vector", "bm25", "graph"),
@@ -45,13 +52,14 @@ class LabelledIncident:
         return f"{self.outcome.alert}: {self.outcome.symptom}"
 
 
-def _data(name: str) -> Path:
+def data_path(name: str) -> Path:
+    """A file shipped with the labelled set (incidents.yaml, catalog.yaml)."""
     return Path(str(resources.files(__package__).joinpath(name)))
 
 
 def load_incidents(path: Path | None = None) -> list[LabelledIncident]:
     """The labelled set; a malformed entry is named with its group and position."""
-    path = path or _data("incidents.yaml")
+    path = path or data_path("incidents.yaml")
     try:
         groups = yaml.safe_load(path.read_text(encoding="utf-8"))["groups"]
     except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
@@ -96,7 +104,7 @@ def run_memory_eval(
     `{"methods": {"hybrid": {"recall5": x, "mrr": x}, ...}, "incidents": n, "groups": g}`."""
     incidents = load_incidents(path)
     mem = memory or open_memory(store)
-    load_set(store, incidents, mem, catalog or _data("catalog.yaml"))
+    load_set(store, incidents, mem, catalog or data_path("catalog.yaml"))
     by_group: dict[str, set[str]] = {}
     for inc in incidents:
         by_group.setdefault(inc.group, set()).add(inc.fingerprint)

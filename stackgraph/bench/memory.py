@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from stackgraph.config import load_settings
-from stackgraph.eval.memory import load_incidents
+from stackgraph.eval.memory import data_path, load_incidents
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.catalog import build, load_catalog
 from stackgraph.memory import Memory, QdrantVectors, offline_embedder, search
@@ -48,7 +48,7 @@ def _load(store: GraphStore, memory: Memory, n: int, rng: np.random.Generator) -
     incidents = load_incidents()
     t0 = time.perf_counter()
     with GraphIngestor(store, batch_size=5000, who="bench-memory") as writer:
-        writer.write(build(load_catalog(Path(__file__).parents[2] / "eval/memory/catalog.yaml")))
+        writer.write(build(load_catalog(data_path("catalog.yaml"))))
         memory.vectors.prepare(writer)
         for start in range(0, n, 1000):
             batch = None
