@@ -15,6 +15,8 @@ from typing import NewType
 from stackgraph.schema import EDGES, LABELS
 
 _SLOT = re.compile(r"<<([a-z_]+)>>")
+_FRAGMENT = re.compile(r"<<([a-z_]+):([a-z][a-z0-9_]*)>>")
+"""`<<name:var>>` inlines the constant predicate `frag_<name>.cypher` about variable `var`."""
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -34,7 +36,18 @@ def load(name: str) -> Query:
     path = resources.files(__package__).joinpath(f"{name}.cypher")
     if not path.is_file():
         raise TemplateError(f"no Cypher template named {name!r}")
-    return Query(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    if not name.startswith("frag_"):
+        text = _FRAGMENT.sub(_inline_fragment, text)
+    return Query(text)
+
+
+def _inline_fragment(match: re.Match[str]) -> str:
+    """Shared predicates (time travel, memory filters) are kept once, in `frag_*.cypher`;
+    the variable name is checked by the slot pattern, the text is constant."""
+    body = load(f"frag_{match.group(1)}")
+    lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith("//")]
+    return "(" + " ".join(" ".join(lines).split()).replace("<<var>>", match.group(2)) + ")"
 
 
 def names() -> list[str]:
@@ -79,7 +92,7 @@ def render(
             "key_one": _key_map_params(spec.keys, "k"),
         }
         if prop is not None:
-            if prop not in (*spec.keys, *spec.fulltext):
+            if prop not in (*spec.keys, *spec.fulltext, *spec.vector):
                 raise TemplateError(f"{prop!r} is not an indexed property of {label}")
             slots["prop"] = prop
     if edge is not None:

@@ -2,6 +2,15 @@
 
 from .lanes import LANES, Lane, LaneInputs, register, resolve
 from .lease import WriterLease, lease_key
+from .memory_writes import (
+    VectorIndexInfo,
+    check_dimension,
+    check_vector,
+    ensure_vector_index,
+    expire_episode,
+    vector_index,
+    write_vectors,
+)
 from .writer import Counts, GraphIngestor, IngestReport, content_hash
 
 __all__ = [
@@ -11,9 +20,16 @@ __all__ = [
     "IngestReport",
     "Lane",
     "LaneInputs",
+    "VectorIndexInfo",
     "WriterLease",
+    "check_dimension",
+    "check_vector",
     "content_hash",
+    "ensure_vector_index",
+    "expire_episode",
     "lease_key",
     "register",
     "resolve",
+    "vector_index",
+    "write_vectors",
 ]

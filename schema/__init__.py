@@ -11,7 +11,14 @@ from .model import (
 )
 from .records import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Rejection
 from .validate import validate_edge, validate_node
-from .vocabulary import CRITICALITY, EDGES, HYPOTHESIS_STATES, LABELS, VERDICTS
+from .vocabulary import (
+    CRITICALITY,
+    EDGES,
+    HYPOTHESIS_STATES,
+    LABELS,
+    MEMORY_ENTITY_TYPES,
+    VERDICTS,
+)
 
 __all__ = [
     "CRITICALITY",
@@ -19,6 +26,7 @@ __all__ = [
     "HYPOTHESIS_STATES",
     "INTERNAL_FIELDS",
     "LABELS",
+    "MEMORY_ENTITY_TYPES",
     "PROVENANCE_FIELDS",
     "VERDICTS",
     "VOLATILE_FIELDS",

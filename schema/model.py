@@ -33,8 +33,9 @@ class Status(StrEnum):
 PROVENANCE_FIELDS = ("source", "status", "confidence", "first_seen", "last_seen", "last_scan")
 """Properties the writer owns on every node and edge."""
 
-VOLATILE_FIELDS = ("first_seen", "last_seen", "last_scan")
-"""Timestamps left out of exports so two ingests of the same sources compare equal."""
+VOLATILE_FIELDS = ("first_seen", "last_seen", "last_scan", "stale_at", "revived_at")
+"""Timestamps left out of exports so two ingests of the same sources compare equal.
+`stale_at` / `revived_at` list status transitions for time travel (frag_visible_at)."""
 
 INTERNAL_FIELDS = ("content_hash",)
 
@@ -49,6 +50,8 @@ class LabelSpec:
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fulltext: tuple[str, ...] = ()
     description: str = ""
+    vector: tuple[str, ...] = ()
+    """Vector-indexed properties; the dimension is pinned when the index is created."""
 
 
 @dataclass(frozen=True)

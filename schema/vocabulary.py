@@ -7,6 +7,11 @@ from .model import EdgeSpec, LabelSpec
 CRITICALITY = ("low", "medium", "high", "critical")
 HYPOTHESIS_STATES = ("Candidate", "Supported", "Refuted", "Validated")
 VERDICTS = ("supports", "refutes", "inconclusive")
+MEMORY_ENTITY_TYPES = (
+    "service", "datastore", "external_api", "subject", "node", "namespace",
+    "change", "deploy", "error", "alert", "action",
+)  # fmt: skip
+"""What a MemoryEntity may be; the first six REFER_TO the world-model node of that name."""
 
 LABELS: dict[str, LabelSpec] = {
     spec.name: spec
@@ -48,9 +53,10 @@ LABELS: dict[str, LabelSpec] = {
         ),
         LabelSpec(
             "MemoryEpisode",
-            ("incident_fingerprint",),
+            ("incident_fingerprint", "version"),
             fulltext=("text",),
-            description="What happened in an incident, bi-temporal.",
+            vector=("embedding",),
+            description="One version of what happened in an incident, bi-temporal.",
         ),
         LabelSpec(
             "MemoryEntity",

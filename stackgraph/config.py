@@ -168,6 +168,10 @@ class Settings(BaseSettings):
     code_collection: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
     """Qdrant collection for code chunks; default `<graph>_code`."""
 
+    # -- incident memory (memory/): vectors in Qdrant when `qdrant_url` is set, else in
+    # FalkorDB's HNSW index; embeddings from `ollama_host` (embed_model) or offline MiniLM --
+    memory_collection: str = Field(default="stackgraph_memory", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
     @classmethod
     def settings_customise_sources(
         cls,

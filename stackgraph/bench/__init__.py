@@ -7,4 +7,5 @@ BENCHES: dict[str, str] = {
     "ingest": "stackgraph.bench.ingest",
     "investigate": "stackgraph.bench.investigate",
     "code_index": "stackgraph.bench.code_index",
+    "memory": "stackgraph.bench.memory",
 }

@@ -10,6 +10,7 @@ from . import code as code
 from . import core as core
 from . import eval as eval
 from . import investigate as investigate
+from . import memory as memory
 from . import schedule as schedule
 from . import serve as serve
 from .app import app

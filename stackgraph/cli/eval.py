@@ -11,13 +11,19 @@ import typer
 
 from .app import app, open_store, out, state_of
 
+eval_app = typer.Typer(
+    help="Replay labelled incidents (`--dataset`), or score memory retrieval (`eval memory`).",
+    invoke_without_command=True,
+)
+app.add_typer(eval_app, name="eval")
 
-@app.command("eval")
+
+@eval_app.callback()
 def eval_cmd(
     ctx: typer.Context,
     dataset: Annotated[
-        str, typer.Option("--dataset", help="nezha, changerca, rcd-sockshop or seeded.")
-    ],
+        str | None, typer.Option("--dataset", help="nezha, changerca, rcd-sockshop or seeded.")
+    ] = None,
     path: Annotated[
         Path | None, typer.Option("--path", help="The dataset's folder (seeded: optional).")
     ] = None,
@@ -28,6 +34,10 @@ def eval_cmd(
     from stackgraph.eval.harness import DATASETS, evaluate
     from stackgraph.eval.scorecard import markdown
 
+    if ctx.invoked_subcommand is not None:
+        return
+    if dataset is None:
+        raise typer.BadParameter("give --dataset NAME (or the `memory` subcommand)")
     if dataset not in DATASETS:
         raise typer.BadParameter(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
     settings = state_of(ctx).settings()

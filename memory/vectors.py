@@ -1,0 +1,172 @@
+"""Where episode embeddings live, and the start-up check that pins their dimension.
+
+Two backends behind one small protocol:
+
+- `FalkorVectors` (the embedded default): FalkorDB's native HNSW index on
+  `MemoryEpisode.embedding`, in the same graph as the episodes. Chosen over qdrant-client's
+  local mode because that mode is a brute-force numpy scan (~40 ms per search at
+  10k x 1024-d, one process per folder), which alone would blow the 30 ms P95 budget; the
+  HNSW query is ~1 ms and needs no second store to keep in step.
+- `QdrantVectors` (production, `QDRANT_URL`): a Qdrant collection whose vector size is the
+  pinned dimension; point ids derive from (fingerprint, version).
+
+Both refuse an embedder of another dimension when opened, naming both, and never
+re-create a collection or index silently.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from stackgraph import cypher
+from stackgraph.errors import ConfigError
+from stackgraph.ingest import (
+    GraphIngestor,
+    check_dimension,
+    ensure_vector_index,
+    vector_index,
+    write_vectors,
+)
+from stackgraph.store import GraphStore
+
+VectorHit = tuple[str, int, float]
+"""(incident fingerprint, version, cosine similarity)."""
+VectorRow = tuple[str, int, Sequence[float] | np.ndarray]
+"""(incident fingerprint, version, embedding)."""
+
+
+class VectorBackend(Protocol):
+    """Stores and searches episode embeddings of one pinned dimension."""
+
+    name: str
+    dim: int
+
+    def prepare(self, writer: GraphIngestor) -> None:
+        """Create the index/collection if absent (writer side, under the lease)."""
+        ...
+
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None: ...
+
+    def query(self, vector: np.ndarray, k: int) -> list[VectorHit]: ...
+
+
+class FalkorVectors:
+    """HNSW vectors in the graph itself; writes go through the single writer."""
+
+    name = "falkordb-hnsw"
+
+    def __init__(self, store: GraphStore, dim: int, model: str) -> None:
+        self.store = store
+        self.dim = dim
+        self.model = model
+        self._ready = False
+        check_dimension(store, dim, model)
+
+    def prepare(self, writer: GraphIngestor) -> None:
+        ensure_vector_index(writer, self.dim, self.model)
+        self._ready = True
+
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None:
+        if not self._ready:
+            self.prepare(writer)
+        write_vectors(writer, rows, self.dim, self.model)
+
+    def query(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        if not self._ready:
+            # queryNodes fails with a misleading message when there is no index yet
+            info = vector_index(self.store)
+            if info is None or info.status.upper() != "OPERATIONAL":
+                return []
+            self._ready = True
+        rows = self.store.read(
+            cypher.load("memory_vector_query"),
+            {"k": int(k), "vector": [float(x) for x in vector]},
+        )
+        return [(r["fp"], int(r["version"]), float(r["similarity"])) for r in rows]
+
+
+def point_id(fingerprint: str, version: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"stackgraph-memory:{fingerprint}#{version}"))
+
+
+class QdrantVectors:
+    """A Qdrant collection (server, or qdrant-client local mode in tests)."""
+
+    name = "qdrant"
+
+    def __init__(self, client: Any, collection: str, dim: int, model: str) -> None:
+        self.client = client
+        self.collection = collection
+        self.dim = dim
+        self.model = model
+        if client.collection_exists(collection):
+            have = _qdrant_size(client.get_collection(collection))
+            if have != dim:
+                raise ConfigError(
+                    f"Qdrant collection {collection!r} is pinned to {have}-d vectors but the "
+                    f"embedder {model!r} makes {dim}-d vectors; use the embedder the memory "
+                    "was built with, or point memory_collection at a new collection"
+                )
+
+    @classmethod
+    def connect(cls, url: str, collection: str, dim: int, model: str) -> QdrantVectors:
+        from qdrant_client import QdrantClient
+
+        try:
+            client = QdrantClient(url=url, timeout=10)
+            return cls(client, collection, dim, model)
+        except ConfigError:
+            raise
+        except Exception as exc:  # qdrant-client raises transport-specific errors
+            raise ConfigError(f"cannot use Qdrant at {url}: {exc}") from exc
+
+    def prepare(self, writer: GraphIngestor) -> None:
+        from qdrant_client import models
+
+        writer._check_lease()
+        if not self.client.collection_exists(self.collection):
+            # COSINE: Qdrant normalises on insert, so scores are cosine similarity
+            self.client.create_collection(
+                self.collection,
+                vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
+            )
+
+    def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None:
+        from qdrant_client import models
+
+        from stackgraph.ingest import check_vector
+
+        self.prepare(writer)
+        points = [
+            models.PointStruct(
+                id=point_id(fp, v),
+                vector=check_vector(f"MemoryEpisode {fp}#{v}", vec, self.dim),
+                payload={"fp": fp, "version": int(v), "model": self.model},
+            )
+            for fp, v, vec in rows
+        ]
+        if points:
+            self.client.upsert(self.collection, points=points)
+
+    def query(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        if not self.client.collection_exists(self.collection):
+            return []
+        res = self.client.query_points(
+            self.collection, query=[float(x) for x in vector], limit=int(k), with_payload=True
+        )
+        return [
+            (str(p.payload["fp"]), int(p.payload["version"]), float(p.score))
+            for p in res.points
+            if p.payload
+        ]
+
+
+def _qdrant_size(info: Any) -> int:
+    vectors = info.config.params.vectors
+    if isinstance(vectors, dict):  # named vectors: ours is the unnamed default
+        vectors = vectors.get("") or next(iter(vectors.values()))
+    return int(vectors.size)

@@ -1,0 +1,43 @@
+"""`stackgraph eval memory`: retrieval quality of the incident memory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import open_store, out, state_of
+from .eval import eval_app
+
+
+@eval_app.command("memory")
+def eval_memory(
+    ctx: typer.Context,
+    dataset: Annotated[
+        Path | None, typer.Option(help="Labelled incidents YAML (default: the shipped set).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Memory retrieval quality: recall@5 and MRR of hybrid vs vector / bm25 / graph.
+    Runs in a scratch graph `<graph>_memory_eval`, deleted afterwards."""
+    from stackgraph.eval.memory import run_memory_eval
+    from stackgraph.ingest import lease_key
+
+    settings = state_of(ctx).settings()
+    scratch = settings.model_copy(update={"graph": f"{settings.graph}_memory_eval"})
+    with open_store(scratch) as store:
+        store.delete()
+        try:
+            result = run_memory_eval(store, path=dataset)
+        finally:
+            store.delete()
+            store.conn.delete(lease_key(scratch.graph))
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    out.print(f"{result['incidents']} incidents in {result['groups']} groups")
+    for name, m in result["methods"].items():
+        out.print(f"{name:7s} recall@5 {m['recall5']:.3f}  MRR {m['mrr']:.3f}")
