@@ -66,12 +66,12 @@ def test_edge_unknown_type_and_missing_key() -> None:
 def test_every_label_and_edge_renders_every_template() -> None:
     for label in LABELS:
         for name in ("node_touch", "node_merge", "node_merge_one", "export_nodes"):
-            text = cypher.render(name, label=label)
+            text = cypher.render(name, label=label, tag="Tempo")
             assert "<<" not in text and f":{label}" in text
     for etype, spec in EDGES.items():
         edge = (etype, spec.sources[0], spec.targets[0])
         for name in ("edge_touch", "edge_merge", "edge_merge_one"):
-            assert "<<" not in cypher.render(name, edge=edge)
+            assert "<<" not in cypher.render(name, edge=edge, tag="Tempo")
 
 
 @pytest.mark.parametrize(
