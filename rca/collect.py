@@ -65,15 +65,16 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
+    x = num(v)
+    if x is None or not math.isfinite(x):
+        return None
+    return min(max(x, lo), hi)
+
+
 def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
     """An edge from a row of scalars (telemetry + provenance prefixed `e_`)."""
-
-    def clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
-        x = num(v)
-        if x is None or not math.isfinite(x):
-            return None
-        return min(max(x, lo), hi)
-
+    clean = _clean
     return EdgeFact(
         src=src,
         dst=dst,
@@ -152,18 +153,21 @@ def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
     nodes = dict(facts.nodes)
     edges: dict[tuple[str, str, str], EdgeFact] = {(e.src, e.dst, e.type): e for e in facts.edges}
     paths: dict[str, list[tuple[str, ...]]] = {k: list(v) for k, v in facts.paths.items()}
-    for r in sorted(rows, key=lambda r: (len(r["names"]), [str(n) for n in r["names"]])):
-        names = [str(n) for n in r["names"]]
+    named = [(len(r["names"]), tuple(str(n) for n in r["names"]), r) for r in rows]
+    named.sort(key=lambda x: (x[0], x[1]))  # shortest paths first, then by name
+    for length, names, r in named:
         target = names[-1]
-        if target == facts.anchor or len(set(names)) < len(names):
+        if target == facts.anchor or len(set(names)) < length:
             continue
         a, b = names[-2], target  # every edge in reach ends some path: the paths' last edges
-        edges.setdefault((a, b, str(r["type"])), _edge(a, b, r))
+        key = (a, b, str(r["type"]))
+        if key not in edges:
+            edges[key] = _edge(a, b, r)
         if target not in nodes:
-            nodes[target] = _node(target, r, depth=len(names) - 1)
+            nodes[target] = _node(target, r, depth=length - 1)
         known = paths.setdefault(target, [])
-        if len(known) < _MAX_PATHS_PER_NODE and tuple(names) not in known:
-            known.append(tuple(names))
+        if len(known) < _MAX_PATHS_PER_NODE and names not in known:
+            known.append(names)
     notes: list[str] = []
     if len(rows) >= req.path_limit:
         notes.append(f"neighbourhood truncated at {req.path_limit} paths ({hops} hops)")

@@ -22,7 +22,6 @@ from .embedded import EmbeddedFalkorDB
 from .errors import StoreError, StoreUnavailable
 from .params import header as params_header
 
-
 SOCKET_TIMEOUT_S = 60.0
 READ_RETRIES = 1
 """A read that lost its connection or timed out is sent once more; a write never is."""
@@ -39,7 +38,9 @@ def no_retry() -> Retry:
     return Retry(NoBackoff(), 0)
 
 
-def connect(url: str | None = None, socket_timeout: float = SOCKET_TIMEOUT_S, **kw: Any) -> redis.Redis:
+def connect(
+    url: str | None = None, socket_timeout: float = SOCKET_TIMEOUT_S, **kw: Any
+) -> redis.Redis:
     """A redis client (hiredis parser when installed) that never retries a command."""
     opts: dict[str, Any] = {
         "decode_responses": True,
