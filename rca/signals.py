@@ -250,6 +250,19 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 # -- live probes --------------------------------------------------------------------------
 
 
+def deviations(baseline: tuple[float, ...], alert: tuple[float, ...]) -> np.ndarray:
+    """Each alert point's distance from the baseline median in robust units (see robust_z)."""
+    b = np.asarray(baseline, dtype=float)
+    a = np.asarray(alert, dtype=float)
+    if b.size == 0 or a.size == 0:
+        return np.zeros(0)
+    med = float(np.median(b))
+    mad = 1.4826 * float(np.median(np.abs(b - med)))
+    peak = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    scale = max(mad, 0.05 * abs(med), 0.01 * peak, 1e-9)
+    return np.asarray(np.abs(a - med) / scale)
+
+
 def robust_z(baseline: tuple[float, ...], alert: tuple[float, ...]) -> float:
     """How far the alert window sits from the baseline, in robust units.
 
@@ -258,15 +271,9 @@ def robust_z(baseline: tuple[float, ...], alert: tuple[float, ...]) -> float:
     upper half of the alert window's deviations: one spike does not make an anomaly, a
     fault lasting half the window does.
     """
-    b = np.asarray(baseline, dtype=float)
-    a = np.asarray(alert, dtype=float)
-    if b.size == 0 or a.size == 0:
+    dev = np.sort(deviations(baseline, alert))[::-1]
+    if dev.size == 0:
         return 0.0
-    med = float(np.median(b))
-    mad = 1.4826 * float(np.median(np.abs(b - med)))
-    peak = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
-    scale = max(mad, 0.05 * abs(med), 0.01 * peak, 1e-9)
-    dev = np.sort(np.abs(a - med) / scale)[::-1]
     top = dev[: max(1, math.ceil(dev.size / 2))]
     return float(np.mean(top))
 
@@ -316,19 +323,91 @@ def anomaly(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 # -- changes ------------------------------------------------------------------------------
 
 
+ONSET_Z = 3.0
+"""A point this many robust units from the baseline median marks where an anomaly starts."""
+ONSET_TAU_S = 300.0
+"""A defective release shows within minutes of rolling out; later onsets count less."""
+NO_EFFECT = 0.25
+"""A release whose service shows no anomaly after it: still a suspect, a weak one."""
+BEFORE_RELEASE = 0.1
+"""The service's anomaly started before the release, so the release did not start it."""
+
+
+def onset(s: ProbeSeries, window: tuple[float, float]) -> float | None:
+    """When an anomalous series first leaves its baseline: the first alert point at least
+    ONSET_Z robust units out, its time taken as evenly spaced samples over the window (a
+    MetricsSource returns values in order at its step)."""
+    if robust_z(s.baseline, s.alert) < Z_FLOOR:
+        return None
+    if s.kind == "latency" and not latency_doubled(s):
+        return None
+    dev = deviations(s.baseline, s.alert)
+    hits = np.nonzero(dev >= ONSET_Z)[0]
+    if hits.size == 0:
+        return None
+    step = (window[1] - window[0]) / max(1, dev.size)
+    return window[0] + float(hits[0]) * step
+
+
+HEALTH_KINDS = ("errors", "latency")
+"""What a release's effect is judged on. A rollout replaces pods, so the released
+service's cpu and memory move by construction (fresh pods, warm-up); a defect shows in
+what its callers get: errors and latency."""
+
+
+def onsets(facts: Facts) -> dict[str, tuple[float, str]]:
+    """Per service: when its health (HEALTH_KINDS of its own series, and the calls into it
+    as its callers see them) starts to move, with the series that moved first."""
+    out: dict[str, tuple[float, str]] = {}
+    if facts.windows is None:
+        return out
+    for name, series in facts.probes.items():
+        for s in series:
+            if s.kind not in HEALTH_KINDS:
+                continue
+            if s.name.startswith(EDGE_PREFIX) and edge_strength(s)[0] <= 0:
+                continue
+            t = onset(s, facts.windows.alert)
+            if t is not None and (name not in out or t < out[name][0]):
+                out[name] = (t, f"{s.kind} {s.name}")
+    return out
+
+
 def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    """A Deploy or Change of a candidate shortly before (or during) the alert window,
-    decayed with age (half-life ~21 min); later than the window's end it cannot be a cause."""
+    """A Deploy or Change of a candidate, weighed by what its service did after it.
+
+    Age from the alert window's start decays it (half-life ~21 min; later than the
+    window's end it cannot be a cause). Where metrics exist, timing decides how much it
+    counts: a release just before its own service's anomaly starts is the classic bad
+    change (decaying with ONSET_TAU_S of delay); a release whose service shows nothing is
+    weak (NO_EFFECT), one after its service already misbehaved did not start it
+    (BEFORE_RELEASE). Without probes, presence and age alone count, as before.
+    """
     scores: dict[str, float] = {}
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     if facts.windows is None:
         return Signal("change", {})
     start, end = facts.windows.alert
+    first = onsets(facts) if facts.probes else {}
+    step = _sample_step(facts)
     for c in sorted(facts.changes, key=lambda c: (c.service, -c.at, c.ref)):
         if c.at > end or c.at < start - CHANGE_LOOKBACK_S:
             continue
         age = max(0.0, start - c.at)
         s = CHANGE_KIND_WEIGHT.get(c.kind, 0.5) * math.exp(-age / CHANGE_TAU_S)
+        effect = ""
+        if facts.probes:
+            seen = first.get(c.service)
+            if seen is None:
+                s *= NO_EFFECT
+                effect = "; its service's errors/latency did not move"
+            elif seen[0] < c.at - step:
+                s *= BEFORE_RELEASE
+                effect = f"; its service's anomaly ({seen[1]}) started before it"
+            else:
+                delay = max(0.0, seen[0] - c.at)
+                s *= math.exp(-delay / ONSET_TAU_S)
+                effect = f"; {seen[1]} of its service moved {delay / 60:.0f} min after it"
         if c.status == "Stale":
             s *= STALE_FACTOR
         scores[c.service] = max(scores.get(c.service, 0.0), s)
@@ -337,7 +416,7 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             evidence[c.service].append(
                 Evidence(
                     "change",
-                    f"{c.kind} {c.ref} at {iso(c.at)} ({when})",
+                    f"{c.kind} {c.ref} at {iso(c.at)} ({when}){effect}",
                     c.source or "graph",
                     round(s, 4),
                     f"{c.kind}:{c.service}:{c.ref}",
@@ -346,6 +425,16 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 )
             )
     return Signal("change", scores, {k: tuple(v) for k, v in evidence.items()})
+
+
+def _sample_step(facts: Facts) -> float:
+    """The probes' sampling step (the alert window over its longest series): onsets are
+    known to a step, so a release within one step after an onset is not "before" it."""
+    if facts.windows is None:
+        return 0.0
+    n = max((len(s.alert) for ss in facts.probes.values() for s in ss), default=0)
+    a0, a1 = facts.windows.alert
+    return (a1 - a0) / n if n else 0.0
 
 
 # -- history ------------------------------------------------------------------------------
