@@ -117,7 +117,9 @@ def topology(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 EDGE_PREFIX = "from:"
 """A metrics series of service S named `from:<caller>` is the edge caller → S as the caller
 sees it (Tempo service-graph metrics carry `client`/`server` labels; a MetricsSource serves
-them under the server). The telemetry scorer reads them; the anomaly scorer leaves them out."""
+them under the server). The telemetry scorer reads them per edge (frontier rule); the
+anomaly scorer counts them as S's own latency/errors, since that is S's service as its
+callers receive it."""
 
 
 def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
@@ -292,8 +294,6 @@ def anomaly(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     for name in all_nodes(facts):
         best: dict[str, tuple[float, ProbeSeries]] = {}
         for s in facts.probes.get(name, ()):
-            if s.name.startswith(EDGE_PREFIX):
-                continue  # an edge fact: the telemetry scorer's
             z = robust_z(s.baseline, s.alert)
             if s.kind == "latency" and not latency_doubled(s):
                 z = 0.0
