@@ -33,7 +33,9 @@ NOT_FOUND: dict[str, Any] = {
     "message": "the server could not find the requested resource", "reason": "NotFound",
     "code": 404,
 }  # fmt: skip
-_NAMESPACED = re.compile(r"^(?P<prefix>/api/v1|/apis/[^/]+/[^/]+)/namespaces/[^/]+/(?P<plural>[^/]+)$")
+_NAMESPACED = re.compile(
+    r"^(?P<prefix>/api/v1|/apis/[^/]+/[^/]+)/namespaces/[^/]+/(?P<plural>[^/]+)$"
+)
 
 
 @dataclass
@@ -80,13 +82,16 @@ def _select(body: dict[str, Any], selector: str) -> dict[str, Any]:
     if not selector:
         return body
     terms = dict(term.split("=", 1) for term in selector.split(","))
-    items = [i for i in body["items"]
-             if all(i["metadata"].get("labels", {}).get(k) == v for k, v in terms.items())]  # fmt: skip
+    labels = [i["metadata"].get("labels", {}) for i in body["items"]]
+    items = [i for i, have in zip(body["items"], labels, strict=True)
+             if all(have.get(k) == v for k, v in terms.items())]  # fmt: skip
     return dict(body, items=items)
 
 
 @contextmanager
-def serve_kube(routes: Mapping[str, Route], paged: frozenset[str] = frozenset()) -> Iterator[FakeKube]:
+def serve_kube(
+    routes: Mapping[str, Route], paged: frozenset[str] = frozenset()
+) -> Iterator[FakeKube]:
     """Serve `routes` on 127.0.0.1 for the duration of the block."""
     fake = FakeKube("", dict(routes), paged)
 
