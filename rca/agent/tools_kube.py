@@ -15,11 +15,20 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from .evidence import Verdict
-from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+from .toolbox import (
+    Prerequisite,
+    Runner,
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolStatus,
+    service_param,
+)
 from .windows import Windows, line_verdict, parse_time
 
 BAD_REASONS = {"OOMKilled", "Error", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"}
@@ -317,6 +326,19 @@ def _check_flux(result: ToolResult, suspect: str, now: float, window_s: float) -
     return Verdict.INCONCLUSIVE
 
 
+def _reachable(run: Runner) -> Runner:
+    """An API server that cannot be reached is a result, like any other failure."""
+
+    def guarded(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+        try:
+            return run(ctx, args)
+        except urllib3.exceptions.HTTPError as exc:
+            return ToolResult(ToolStatus.UNAVAILABLE,
+                              f"Kubernetes API is unreachable: {type(exc).__name__}")  # fmt: skip
+
+    return guarded
+
+
 def kube_tools() -> list[Tool]:
     params = {"type": "object", "properties": {"service": service_param()},
               "required": ["service"]}  # fmt: skip
@@ -324,13 +346,13 @@ def kube_tools() -> list[Tool]:
                               "prerequisites": (_HAS_CLUSTER,), "timeout_s": 15.0}  # fmt: skip
     return [
         Tool("k8s_pod_status", "Readiness, restarts and crash reasons of a service's pods.",
-             run=_run_pods, check=_check_pods, **common),
+             run=_reachable(_run_pods), check=_check_pods, **common),
         Tool("k8s_events", "Warning events (OOM kills, back-offs, failed probes) of a "
-             "service's pods, in the alert window.", run=_run_events, check=_check_events,
-             **common),
+             "service's pods, in the alert window.", run=_reachable(_run_events),
+             check=_check_events, **common),
         Tool("k8s_logs", "Error lines in a service's pod logs, in the alert window vs the "
-             "window before it.", run=_run_logs, check=_check_logs, **common),
+             "window before it.", run=_reachable(_run_logs), check=_check_logs, **common),
         Tool("flux_status", "Flux HelmRelease/Kustomization of a service: readiness, last "
-             "upgrade result and when it happened.", run=_run_flux, check=_check_flux,
-             **common),
+             "upgrade result and when it happened.", run=_reachable(_run_flux),
+             check=_check_flux, **common),
     ]  # fmt: skip
