@@ -3,6 +3,7 @@ change lane on the demo repo's PR history plus the Flux HelmRelease status)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -17,6 +18,17 @@ if TYPE_CHECKING:
 def _rejected(ctx: DemoContext, report: Any) -> None:
     for problem in report.rejected:
         ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
+
+
+def _subject(repo: Path, rev: str) -> str:
+    """A commit's subject when it is no pull request (e.g. the initial import)."""
+    import git
+
+    try:
+        with git.Repo(repo) as r:
+            return str(r.commit(rev).summary) if rev else "-"
+    except (ValueError, git.BadName, git.GitCommandError):
+        return f"{rev} (not in {repo.name})"
 
 
 def ingest_infra(ctx: DemoContext) -> None:
@@ -38,7 +50,7 @@ def ingest_change(ctx: DemoContext) -> None:
     from .cli.app import report_table, run_ingest
     from .code_demo import pr_merges
 
-    repo = ctx.results.get("repo") or ctx.settings.data_dir / "demo" / "shop"
+    repo = Path(ctx.results.get("repo") or ctx.settings.data_dir / "demo" / "shop")
     manifests = ctx.examples / "platform" / "manifests"
     report = run_ingest(
         ctx.settings, "change", repos=(repo,), manifests=manifests if manifests.is_dir() else None,
@@ -54,13 +66,13 @@ def ingest_change(ctx: DemoContext) -> None:
     ]
     rows = ctx.store.read(cypher.load("rca_deploys"), {"names": services, "limit": 5})
     table = Table(title="latest rollouts (Flux) and the pull requests they carry")
-    for col in ("service", "deployed", "chart", "revision", "pull request"):
+    for col in ("service", "deployed", "chart", "revision", "pull request / commit"):
         table.add_column(col)
     for row in rows:
         p = row["props"] or {}
         rev = str(p.get("revision") or "")
         pr = next(((n, at) for sha, (n, at) in by_sha.items() if rev and sha.startswith(rev)), None)
-        merged = f"#{pr[0]}, merged {iso(pr[1])}" if pr else "-"
+        merged = f"#{pr[0]}, merged {iso(pr[1])}" if pr else _subject(repo, rev)
         table.add_row(str(row["service"]), iso(p.get("deployed_at")),
                       str(p.get("chart_version") or "-"), rev[:12] or "-", merged)  # fmt: skip
     ctx.console.print(table)
