@@ -64,7 +64,7 @@ def ingest_change(ctx: DemoContext) -> None:
         for r in ctx.store.read(cypher.load("lane_service_names"))
         if r.get("label") == "Service"
     ]
-    rows = ctx.store.read(cypher.load("rca_deploys"), {"names": services, "limit": 5})
+    rows = ctx.store.read(cypher.load("demo_deploys"), {"names": services, "limit": 5})
     table = Table(title="latest rollouts (Flux) and the pull requests they carry")
     for col in ("service", "deployed", "chart", "revision", "pull request / commit"):
         table.add_column(col)
