@@ -71,9 +71,17 @@ class MiniLMEmbedder:
         self.dim = int(self.cfg["hidden_size"])
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Embed in batches with one BLAS thread: these matrices are small, and on a shared
+        2-core machine OpenBLAS's own threads fought each other (40 chunks: 21-45 s with
+        default threads, 3.9 s with one)."""
+        from threadpoolctl import threadpool_limits
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._encode(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = [
+                self._encode(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)
+            ]
         return np.concatenate(parts).astype(np.float32)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
