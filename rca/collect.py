@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from stackgraph import cypher
 from stackgraph.cypher import Query
+from stackgraph.timetravel import at_params
 
 from .anchor import anchor_names
 from .clock import parse_time
@@ -86,21 +87,29 @@ def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
     )
 
 
-def resolve_anchor(store: GraphReader, alert: Alert) -> tuple[NodeFact | None, str]:
-    """The Service the alert fired on, or None with the reason. Label priority:
-    service > app > job > pod (hash suffixes dropped) > a Deployment of that name."""
+def resolve_anchor(
+    store: GraphReader, alert: Alert, at: float | None = None
+) -> tuple[NodeFact | None, str]:
+    """The Service the alert fired on (in the graph as it was at `at`; None: now), or None
+    with the reason. Label priority: service > app > job > pod (hash suffixes dropped) >
+    a Deployment of that name."""
     names = anchor_names(alert.labels)
     if not names:
         return None, "the alert names no service (labels service/app/job/pod are all absent)"
-    rows = store.read(cypher.load("rca_anchor_services"), {"names": names, "limit": len(names)})
+    when = at_params(at)
+    rows = store.read(
+        cypher.load("rca_anchor_services"), {"names": names, "limit": len(names), **when}
+    )
     found = {str(r["name"]): r for r in rows}
     for name in names:
         if name in found:
             return _node(name, found[name], position="anchor"), ""
-    rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10})
+    rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10, **when})
     services = sorted({str(r["service"]) for r in rows if r.get("service")})
     if services:
-        again = store.read(cypher.load("rca_anchor_services"), {"names": services, "limit": 10})
+        again = store.read(
+            cypher.load("rca_anchor_services"), {"names": services, "limit": 10, **when}
+        )
         if again:
             return _node(str(again[0]["name"]), again[0], position="anchor"), ""
     return None, f"no Service or Deployment in the graph matches {names[:4]!r}"
@@ -110,7 +119,8 @@ def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """The anchor's downstream neighbourhood within `hops` (clamped 1..4), bounded."""
     hops = clamp_hops(req.hops)
     rows = store.read(
-        cypher.load(f"rca_khop_{hops}"), {"anchor": facts.anchor, "limit": req.path_limit}
+        cypher.load(f"rca_khop_{hops}"),
+        {"anchor": facts.anchor, "limit": req.path_limit, **at_params(req.as_of)},
     )
     nodes = dict(facts.nodes)
     edges: dict[tuple[str, str, str], EdgeFact] = {(e.src, e.dst, e.type): e for e in facts.edges}
@@ -141,7 +151,10 @@ def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
 
 def callers(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """The anchor's direct callers: an upstream cause (a retry storm, a bad client)."""
-    rows = store.read(cypher.load("rca_callers"), {"anchor": facts.anchor, "limit": req.limit * 5})
+    rows = store.read(
+        cypher.load("rca_callers"),
+        {"anchor": facts.anchor, "limit": req.limit * 5, **at_params(req.as_of)},
+    )
     nodes = dict(facts.nodes)
     edges = list(facts.edges)
     paths = dict(facts.paths)
@@ -164,8 +177,9 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """Deploys and changes of any candidate (time-filtered by the change scorer)."""
     names = candidate_names(facts)
     limit = max(50, req.limit * 10)
+    when = at_params(req.as_of)
     out = list(facts.changes)
-    for row in store.read(cypher.load("rca_deploys"), {"names": names, "limit": limit}):
+    for row in store.read(cypher.load("rca_deploys"), {"names": names, "limit": limit, **when}):
         p = row["props"] or {}
         at = parse_time(p.get("deployed_at"))
         if at is None:
@@ -181,7 +195,7 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
                 _str(p.get("status")),
             )
         )
-    for row in store.read(cypher.load("rca_changes"), {"names": names, "limit": limit}):
+    for row in store.read(cypher.load("rca_changes"), {"names": names, "limit": limit, **when}):
         p = row["props"] or {}
         at = None
         for key in ("merged_at", "committed_at", "authored_at", "at", "timestamp"):
@@ -200,10 +214,13 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
 
 
 def history(store: GraphReader, req: Request, facts: Facts) -> Facts:
-    """Past incidents root-caused by a candidate: a prior, never proof."""
+    """Past incidents root-caused by a candidate: a prior, never proof. Only Active
+    ROOT_CAUSED_BY edges count (not Deprecated by feedback, not shadow Candidates), and at
+    `req.as_of` only those the graph held then."""
     names = candidate_names(facts)
     rows = store.read(
-        cypher.load("rca_history"), {"names": names, "anchor": facts.anchor, "limit": len(names)}
+        cypher.load("rca_history"),
+        {"names": names, "anchor": facts.anchor, "limit": len(names), **at_params(req.as_of)},
     )
     hist = dict(facts.history)
     for r in rows:
