@@ -33,7 +33,7 @@ def _time(value: str | None, name: str) -> float | None:
     try:
         return parse_time(value, name)
     except InputError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from exc
+        raise HTTPException(422, str(exc)) from exc
 
 
 @router.get("/search", responses=UNAVAILABLE)
