@@ -82,7 +82,8 @@ def test_feedback_supersedes_and_known_at_returns_the_older_version(
     assert history[1].fields["root_cause"] == "" and history[1].fields["supersedes"]
     now = search(client, service="checkout")
     assert (now[0]["version"], now[0]["root_cause"]) == (2, "")
-    then = search(client, service="checkout", known_at=str(first.ingested_at))
+    between = (first.ingested_at + history[1].ingested_at) / 2  # v1 held, v2 not yet
+    then = search(client, service="checkout", known_at=str(between))
     assert (then[0]["version"], then[0]["root_cause"]) == (1, "payment")
     # the graph's ROOT_CAUSED_BY is Deprecated, and the alert resolving does not revive it
     client.post("/api/v1/alerts", json=firing("fp-mem-2", "resolved"), headers=AUTH)
