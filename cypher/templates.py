@@ -76,6 +76,7 @@ def render(
     label: str | None = None,
     edge: tuple[str, str, str] | None = None,
     prop: str | None = None,
+    tag: str | None = None,
 ) -> Query:
     """Template `name` with its slots filled for `label` or `edge` = (type, src, dst).
 
@@ -112,6 +113,8 @@ def render(
             "dst_key_one": _key_map_params(d.keys, "d"),
             "edge_key": f" {{{edge_key}}}" if edge_key else "",
         }
+    if tag is not None:
+        slots["hash"] = hash_property(tag)
     if label is None and edge is None and "<<type>>" in text:
         raise TemplateError(f"template {name!r} needs a relationship type")
 
@@ -124,8 +127,26 @@ def render(
     return Query(_SLOT.sub(fill, text))
 
 
+_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,40}$")
+
+
+def hash_property(tag: str) -> str:
+    """The property holding one writer's content hash (`hash_catalog`, `hash_Tempo`, ...).
+
+    Each lane (or, outside lanes, each source) keeps its own hash, so lanes that assert the
+    same node or edge (catalog and infra on a Service, catalog and Tempo on a CALLS edge) do
+    not undo each other's "unchanged" on every run. Tags are lane or source names from code.
+    """
+    if not _TAG.match(tag):
+        raise TemplateError(f"invalid hash tag {tag!r}")
+    return f"hash_{tag}"
+
+
 def render_type(name: str, etype: str) -> Query:
-    """A template whose only slot is a relationship type (exports, stats)."""
+    """A template whose slots are a relationship type (and a source's hash property)."""
     if etype not in EDGES:
         raise TemplateError(f"relationship type {etype!r} is not in the schema")
-    return Query(load(name).replace("<<type>>", etype))
+    text = load(name).replace("<<type>>", etype)
+    if "<<" in text:
+        raise TemplateError(f"template {name!r} has slots render_type cannot fill")
+    return Query(text)

@@ -142,6 +142,18 @@ def _dedupe_edges(
     return out
 
 
+_PROVENANCE_KEYS = frozenset({"source", "status", "confidence"})
+
+
+def _is_reference(props: Mapping[str, Any]) -> bool:
+    """A record that carries nothing but provenance only asserts existence."""
+    return props.keys() <= _PROVENANCE_KEYS
+
+
+def _provenance_row(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {"s": props["source"], "st": props["status"], "c": props["confidence"]}
+
+
 def _chunks(rows: Sequence[dict[str, Any]], size: int) -> Iterable[Sequence[dict[str, Any]]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
@@ -227,9 +239,12 @@ class GraphIngestor:
 
     # -- records ----------------------------------------------------------------------
 
-    def write(self, batch: RecordBatch, progress: Progress | None = None) -> IngestReport:
+    def write(
+        self, batch: RecordBatch, progress: Progress | None = None, tag: str | None = None
+    ) -> IngestReport:
         """Validate and write a batch: nodes first, then edges. Invalid records are
-        reported in `rejected`; the valid ones are still written."""
+        reported in `rejected`; the valid ones are still written. `tag` names the writer
+        (the lane) whose content hash decides "unchanged"; default: the record's source."""
         if not self._schema_applied:
             self.apply_schema()
         report = IngestReport()
@@ -253,8 +268,8 @@ class GraphIngestor:
                     progress(1)
             else:
                 good_edges.append(edge)
-        self._write_nodes(good_nodes, now, report, progress)
-        self._write_edges(good_edges, now, report, progress)
+        self._write_nodes(good_nodes, now, report, progress, tag)
+        self._write_edges(good_edges, now, report, progress, tag)
         return report
 
     def _count(self, query: cypher.Query) -> int:
@@ -262,25 +277,45 @@ class GraphIngestor:
         return int(rows[0]["n"]) if rows else 0
 
     def _write_nodes(
-        self, nodes: list[NodeRecord], now: float, report: IngestReport, progress: Progress | None
+        self,
+        nodes: list[NodeRecord],
+        now: float,
+        report: IngestReport,
+        progress: Progress | None,
+        tag: str | None,
     ) -> None:
         merged = _dedupe_nodes(nodes)
         if progress and len(merged) < len(nodes):
             progress(len(nodes) - len(merged))
-        by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # (label, hash tag, reference?) -> rows
+        groups: dict[tuple[str, str, bool], list[dict[str, Any]]] = defaultdict(list)
         for (label, keys), props in sorted(merged.items(), key=lambda kv: repr(kv[0])):
             row: dict[str, Any] = {f"k{i}": v for i, v in enumerate(keys)}
+            row |= _provenance_row(props)
             row["h"] = content_hash(props)
             row["p"] = props
-            row["i"] = len(by_label[label])
-            by_label[label].append(row)
-        for label in sorted(by_label):
-            rows = by_label[label]
+            group = groups[(label, tag or props["source"], _is_reference(props))]
+            row["i"] = len(group)
+            group.append(row)
+        for label, hash_tag, reference in sorted(groups):
+            rows = groups[(label, hash_tag, reference)]
             counts = report.nodes[label]
+            if reference:
+                query = cypher.render("node_reference", label=label)
+                for chunk in _chunks(rows, self.batch_size):
+                    self._check_lease()
+                    light = [{k: v for k, v in r.items() if k not in ("p", "h")} for r in chunk]
+                    out = self.store.write(query, {"rows": light, "now": now})[0]
+                    created = int(out["created"] or 0)
+                    counts.created += created
+                    counts.unchanged += len(chunk) - created
+                    if progress:
+                        progress(len(chunk))
+                continue
             # an empty label has nothing to touch: skip phase 1 (the first ingest)
             fresh = self._count(cypher.render("count_label", label=label)) == 0
-            touch_q = cypher.render("node_touch", label=label)
-            merge_q = cypher.render("node_merge", label=label)
+            touch_q = cypher.render("node_touch", label=label, tag=hash_tag)
+            merge_q = cypher.render("node_merge", label=label, tag=hash_tag)
             for chunk in _chunks(rows, self.batch_size):
                 self._check_lease()
                 rest: Sequence[dict[str, Any]] = chunk
@@ -299,38 +334,59 @@ class GraphIngestor:
                     progress(len(chunk))
 
     def _write_edges(
-        self, edges: list[EdgeRecord], now: float, report: IngestReport, progress: Progress | None
+        self,
+        edges: list[EdgeRecord],
+        now: float,
+        report: IngestReport,
+        progress: Progress | None,
+        tag: str | None,
     ) -> None:
         merged = _dedupe_edges(edges)
         if progress and len(merged) < len(edges):
             progress(len(edges) - len(merged))
-        groups: dict[tuple[str, str, str], list[tuple[dict[str, Any], EdgeRecord]]] = defaultdict(
-            list
-        )
+        # type, src label, dst label, hash tag, reference?
+        GroupKey = tuple[str, str, str, str, bool]
+        groups: dict[GroupKey, list[tuple[dict[str, Any], EdgeRecord]]] = defaultdict(list)
         for ident, (props, record) in sorted(merged.items(), key=lambda kv: repr(kv[0])):
             etype, src_label, src_keys, dst_label, dst_keys, own = ident
             row: dict[str, Any] = {f"s{i}": v for i, v in enumerate(src_keys)}
             row |= {f"d{i}": v for i, v in enumerate(dst_keys)}
             row |= {f"e{i}": v for i, v in enumerate(own)}
+            row |= _provenance_row(props)
             row["h"] = content_hash(props)
             row["p"] = props
-            group = groups[(etype, src_label, dst_label)]
+            key = (etype, src_label, dst_label, tag or props["source"], _is_reference(props))
+            group = groups[key]
             row["i"] = len(group)
             group.append((row, record))
         fresh_types = {
             etype: self._count(cypher.render_type("count_type", etype)) == 0
             for etype in {g[0] for g in groups}
         }
-        for edge in sorted(groups):
-            entries = groups[edge]
-            counts = report.edges[edge[0]]
-            touch_q = cypher.render("edge_touch", edge=edge)
-            merge_q = cypher.render("edge_merge", edge=edge)
+        for group_key in sorted(groups):
+            entries = groups[group_key]
+            etype, src_label, dst_label, hash_tag, reference = group_key
+            edge = (etype, src_label, dst_label)
+            counts = report.edges[etype]
+            touch_q = cypher.render("edge_touch", edge=edge, tag=hash_tag)
+            merge_q = cypher.render("edge_merge", edge=edge, tag=hash_tag)
+            ref_q = cypher.render("edge_reference", edge=edge)
             for start in range(0, len(entries), self.batch_size):
                 self._check_lease()
                 chunk = entries[start : start + self.batch_size]
+                if reference:
+                    light = [{k: v for k, v in r.items() if k not in ("p", "h")} for r, _ in chunk]
+                    out = self.store.write(ref_q, {"rows": light, "now": now})[0]
+                    written, created = int(out["written"]), int(out["created"] or 0)
+                    counts.created += created
+                    counts.unchanged += written - created
+                    if written < len(chunk):
+                        self._reject_missing(edge, chunk, report)
+                    if progress:
+                        progress(len(chunk))
+                    continue
                 rest = chunk
-                if not fresh_types[edge[0]]:
+                if not fresh_types[etype]:
                     light = [{k: v for k, v in r.items() if k != "p"} for r, _ in chunk]
                     done = self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"]
                     touched = set(done)

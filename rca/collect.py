@@ -8,6 +8,7 @@ parameters, hop counts pick one template from the clamped set 1..4.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -65,15 +66,16 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
+    x = num(v)
+    if x is None or not math.isfinite(x):
+        return None
+    return min(max(x, lo), hi)
+
+
 def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
     """An edge from a row of scalars (telemetry + provenance prefixed `e_`)."""
-
-    def clean(v: Any, lo: float = 0.0, hi: float = math.inf) -> float | None:
-        x = num(v)
-        if x is None or not math.isfinite(x):
-            return None
-        return min(max(x, lo), hi)
-
+    clean = _clean
     return EdgeFact(
         src=src,
         dst=dst,
@@ -115,28 +117,71 @@ def resolve_anchor(
     return None, f"no Service or Deployment in the graph matches {names[:4]!r}"
 
 
+def _prefetched(
+    store: GraphReader, req: Request, key: tuple[Any, ...], load: Callable[[], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Rows one combined query read for this request, shared by the generators that need
+    parts of them (khop + callers, changes + history): one round trip instead of two.
+
+    Kept per request (dropped with it), so two investigations never share rows."""
+    try:
+        slot = _PREFETCH[id(req)]
+    except KeyError:
+        slot = _PREFETCH[id(req)] = {}
+        try:
+            weakref.finalize(req, _PREFETCH.pop, id(req), None)
+        except TypeError:  # not weak-referenceable: read without sharing
+            del _PREFETCH[id(req)]
+            return load()
+    full_key = (id(store), *key)
+    rows = slot.get(full_key)
+    if rows is None:
+        rows = slot[full_key] = load()
+    return rows
+
+
+_PREFETCH: dict[int, dict[tuple[Any, ...], list[dict[str, Any]]]] = {}
+
+
+def _neighbourhood(store: GraphReader, req: Request, anchor: str) -> list[dict[str, Any]]:
+    """Downstream paths (kind 'path') and direct callers (kind 'caller') in one query."""
+    hops = clamp_hops(req.hops)
+    params = {
+        "anchor": anchor,
+        "limit": req.path_limit,
+        "callers": req.limit * 5,
+        **at_params(req.as_of),
+    }
+    return _prefetched(
+        store,
+        req,
+        ("neighbourhood", anchor, hops, req.path_limit, req.limit),
+        lambda: store.read(cypher.load(f"rca_neighbourhood_{hops}"), params),
+    )
+
+
 def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """The anchor's downstream neighbourhood within `hops` (clamped 1..4), bounded."""
     hops = clamp_hops(req.hops)
-    rows = store.read(
-        cypher.load(f"rca_khop_{hops}"),
-        {"anchor": facts.anchor, "limit": req.path_limit, **at_params(req.as_of)},
-    )
+    rows = [r for r in _neighbourhood(store, req, facts.anchor) if r["kind"] == "path"]
     nodes = dict(facts.nodes)
     edges: dict[tuple[str, str, str], EdgeFact] = {(e.src, e.dst, e.type): e for e in facts.edges}
     paths: dict[str, list[tuple[str, ...]]] = {k: list(v) for k, v in facts.paths.items()}
-    for r in sorted(rows, key=lambda r: (len(r["names"]), [str(n) for n in r["names"]])):
-        names = [str(n) for n in r["names"]]
+    named = [(len(r["names"]), tuple(str(n) for n in r["names"]), r) for r in rows]
+    named.sort(key=lambda x: (x[0], x[1]))  # shortest paths first, then by name
+    for length, names, r in named:
         target = names[-1]
-        if target == facts.anchor or len(set(names)) < len(names):
+        if target == facts.anchor or len(set(names)) < length:
             continue
         a, b = names[-2], target  # every edge in reach ends some path: the paths' last edges
-        edges.setdefault((a, b, str(r["type"])), _edge(a, b, r))
+        key = (a, b, str(r["type"]))
+        if key not in edges:
+            edges[key] = _edge(a, b, r)
         if target not in nodes:
-            nodes[target] = _node(target, r, depth=len(names) - 1)
+            nodes[target] = _node(target, r, depth=length - 1)
         known = paths.setdefault(target, [])
-        if len(known) < _MAX_PATHS_PER_NODE and tuple(names) not in known:
-            known.append(tuple(names))
+        if len(known) < _MAX_PATHS_PER_NODE and names not in known:
+            known.append(names)
     notes: list[str] = []
     if len(rows) >= req.path_limit:
         notes.append(f"neighbourhood truncated at {req.path_limit} paths ({hops} hops)")
@@ -151,16 +196,13 @@ def khop(store: GraphReader, req: Request, facts: Facts) -> Facts:
 
 def callers(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """The anchor's direct callers: an upstream cause (a retry storm, a bad client)."""
-    rows = store.read(
-        cypher.load("rca_callers"),
-        {"anchor": facts.anchor, "limit": req.limit * 5, **at_params(req.as_of)},
-    )
+    rows = [r for r in _neighbourhood(store, req, facts.anchor) if r["kind"] == "caller"]
     nodes = dict(facts.nodes)
     edges = list(facts.edges)
     paths = dict(facts.paths)
     have = {(e.src, e.dst, e.type) for e in edges}
     for r in rows:
-        name = str(r["name"])
+        name = str(r["names"][-1])
         if (name, facts.anchor, "CALLS") not in have:
             edges.append(_edge(name, facts.anchor, r))
         if name not in nodes:
@@ -173,13 +215,32 @@ def candidate_names(facts: Facts) -> list[str]:
     return sorted({facts.anchor, *facts.nodes})
 
 
-def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
-    """Deploys and changes of any candidate (time-filtered by the change scorer)."""
+def _changes_history(store: GraphReader, req: Request, facts: Facts) -> list[dict[str, Any]]:
+    """Deploys, changes and incident history of the current candidates in one query."""
     names = candidate_names(facts)
     limit = max(50, req.limit * 10)
-    when = at_params(req.as_of)
+    params = {
+        "names": names,
+        "anchor": facts.anchor,
+        "limit": limit,
+        "history": len(names),
+        **at_params(req.as_of),
+    }
+    return _prefetched(
+        store,
+        req,
+        ("changes_history", facts.anchor, limit, *names),
+        lambda: store.read(cypher.load("rca_changes_history"), params),
+    )
+
+
+def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Deploys and changes of any candidate (time-filtered by the change scorer)."""
     out = list(facts.changes)
-    for row in store.read(cypher.load("rca_deploys"), {"names": names, "limit": limit, **when}):
+    rows = _changes_history(store, req, facts)
+    for row in rows:
+        if row["kind"] != "deploy":
+            continue
         p = row["props"] or {}
         at = parse_time(p.get("deployed_at"))
         if at is None:
@@ -195,7 +256,9 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
                 _str(p.get("status")),
             )
         )
-    for row in store.read(cypher.load("rca_changes"), {"names": names, "limit": limit, **when}):
+    for row in rows:
+        if row["kind"] != "change":
+            continue
         p = row["props"] or {}
         at = None
         for key in ("merged_at", "committed_at", "authored_at", "at", "timestamp"):
@@ -217,13 +280,10 @@ def history(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """Past incidents root-caused by a candidate: a prior, never proof. Only Active
     ROOT_CAUSED_BY edges count (not Deprecated by feedback, not shadow Candidates), and at
     `req.as_of` only those the graph held then."""
-    names = candidate_names(facts)
-    rows = store.read(
-        cypher.load("rca_history"),
-        {"names": names, "anchor": facts.anchor, "limit": len(names), **at_params(req.as_of)},
-    )
     hist = dict(facts.history)
-    for r in rows:
+    for r in _changes_history(store, req, facts):
+        if r["kind"] != "history":
+            continue
         name = str(r["service"])
         hist[name] = HistoryFact(
             name,

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from stackgraph import cypher
 from stackgraph.errors import StackGraphError
-from stackgraph.schema import LABELS
+from stackgraph.schema import INTERNAL_PREFIX, LABELS
 from stackgraph.store import GraphStore
 
 MAX_HOPS = 4
@@ -117,7 +117,7 @@ class _Edges:
             type=row["type"],
             dst=node_name(row["b_label"], row["b"] or {}),
             dst_label=row["b_label"],
-            props={k: v for k, v in (row["p"] or {}).items() if k != "content_hash"},
+            props={k: v for k, v in (row["p"] or {}).items() if not k.startswith(INTERNAL_PREFIX)},
         )
         key = (t["src_label"], t["src"], t["type"], t["dst_label"], t["dst"])
         if key in self.seen:

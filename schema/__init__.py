@@ -1,7 +1,7 @@
 """The vocabulary as data: labels, keys, edge types, provenance enums and indexes."""
 
 from .model import (
-    INTERNAL_FIELDS,
+    INTERNAL_PREFIX,
     PROVENANCE_FIELDS,
     VOLATILE_FIELDS,
     EdgeSpec,
@@ -24,7 +24,7 @@ __all__ = [
     "CRITICALITY",
     "EDGES",
     "HYPOTHESIS_STATES",
-    "INTERNAL_FIELDS",
+    "INTERNAL_PREFIX",
     "LABELS",
     "MEMORY_ENTITY_TYPES",
     "PROVENANCE_FIELDS",

@@ -37,7 +37,9 @@ VOLATILE_FIELDS = ("first_seen", "last_seen", "last_scan", "stale_at", "revived_
 """Timestamps left out of exports so two ingests of the same sources compare equal.
 `stale_at` / `revived_at` list status transitions for time travel (frag_visible_at)."""
 
-INTERNAL_FIELDS = ("content_hash",)
+INTERNAL_PREFIX = "hash_"
+"""Writer-owned content hashes, one per lane or source (`hash_catalog`, `hash_Tempo`, ...);
+left out of exports."""
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .model import PROVENANCE_FIELDS, Source, Status
+from .model import INTERNAL_PREFIX, PROVENANCE_FIELDS, Source, Status
 from .records import EdgeRecord, NodeRecord, NodeRef, Rejection
 from .vocabulary import EDGES, LABELS
 
 _PROP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SOURCES = {s.value for s in Source}
 _STATUSES = {s.value for s in Status}
-_OWNED = {*PROVENANCE_FIELDS, "content_hash"}
+_OWNED = {*PROVENANCE_FIELDS, "sources"}
 
 Problem = tuple[str, str]
 
@@ -60,7 +60,7 @@ def _props(props: Mapping[str, Any]) -> list[Problem]:
     for name, value in props.items():
         if not isinstance(name, str) or not _PROP_NAME.match(name):
             out.append((str(name), "is not a valid property name"))
-        elif name in _OWNED:
+        elif name in _OWNED or name.startswith(INTERNAL_PREFIX):
             out.append((name, "is owned by the writer"))
         else:
             problem = check_value(value)

@@ -6,6 +6,7 @@ investigation, ...) in order, so the story grows without reshaping this module.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .config import Settings
-from .demo_infra import ingest_infra
+from .demo_infra import ingest_change, ingest_infra
 from .errors import InputError
 from .store import GraphStore
 
@@ -58,10 +59,23 @@ def ingest_code(ctx: DemoContext) -> None:
     demo_code(ctx)
 
 
+def ingest_telemetry(ctx: DemoContext) -> None:
+    """Tempo's service graph from the example span files (OTLP JSON), as `--spans` does."""
+    from .cli.app import report_table, run_ingest
+
+    spans = ctx.examples / "platform" / "traces"
+    report = run_ingest(ctx.settings, "telemetry", options={"spans": spans}, store=ctx.store)
+    ctx.console.print(report_table(report, f"ingest: telemetry (spans in {spans.name}/)"))
+    for problem in report.rejected:
+        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
+
+
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("catalog", ingest_catalog),
     ("infra", ingest_infra),
     ("code", ingest_code),
+    ("change", ingest_change),
+    ("telemetry", ingest_telemetry),
     ("stats", show_stats),
     ("investigate", lambda ctx: _investigate_step(ctx)),
     ("alert → incident (API, no LLM)", serve_and_investigate),
@@ -75,13 +89,21 @@ def _investigate_step(ctx: DemoContext) -> None:
 
 
 def run_demo(settings: Settings, examples: Path, console: Console) -> None:
+    from threadpoolctl import threadpool_limits
+
     if not (examples / "platform" / "catalog.yaml").is_file():
         raise InputError(f"example platform not found in {examples} (pass --examples DIR)")
     console.rule("[bold]StackGraph demo")
     console.print(f"data dir: {settings.data_dir}   graph: {settings.graph!r}")
-    with GraphStore.open(settings) as store:
+    started = time.monotonic()
+    # One BLAS thread for the offline embedder: on a busy 2-core machine OpenBLAS's spinning
+    # worker threads made the code step's 40 embeddings take ~25 s instead of ~4 s.
+    with GraphStore.open(settings) as store, threadpool_limits(limits=1, user_api="blas"):
         console.print(f"store: {store.where}")
         ctx = DemoContext(settings, examples, console, store)
         for name, step in STEPS:
             console.rule(name, style="dim")
+            t0 = time.monotonic()
             step(ctx)
+            console.print(f"[dim]({name}: {time.monotonic() - t0:.1f} s)[/dim]")
+    console.rule(f"[bold]demo done in {time.monotonic() - started:.1f} s", style="dim")

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from stackgraph import cypher
-from stackgraph.schema import EDGES, INTERNAL_FIELDS, LABELS, VOLATILE_FIELDS
+from stackgraph.schema import EDGES, INTERNAL_PREFIX, LABELS, VOLATILE_FIELDS
 
 from .store import GraphStore
 
 _PAGE = 10_000
-_DROP = set(VOLATILE_FIELDS) | set(INTERNAL_FIELDS)
+_DROP = set(VOLATILE_FIELDS)
 
 
 def stats(store: GraphStore) -> dict[str, dict[str, int]]:
@@ -32,7 +32,7 @@ def _key(label: str, props: dict[str, Any]) -> dict[str, Any]:
 
 
 def _clean(props: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if k not in _DROP}
+    return {k: v for k, v in props.items() if k not in _DROP and not k.startswith(INTERNAL_PREFIX)}
 
 
 def export_records(store: GraphStore) -> Iterator[dict[str, Any]]:

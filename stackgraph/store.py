@@ -12,6 +12,8 @@ from typing import Any
 
 import redis
 from falkordb import FalkorDB
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from stackgraph.cypher import Query
 
@@ -19,6 +21,36 @@ from .config import Settings
 from .embedded import EmbeddedFalkorDB
 from .errors import StoreError, StoreUnavailable
 from .params import header as params_header
+
+SOCKET_TIMEOUT_S = 60.0
+READ_RETRIES = 1
+"""A read that lost its connection or timed out is sent once more; a write never is."""
+
+_EMPTY_KEY = "empty key"
+"""FalkorDB's answer to a query on a missing key: 'Invalid graph operation on empty key'."""
+_WRONG_TYPE = "WRONGTYPE"
+
+
+def no_retry() -> Retry:
+    """redis-py re-sends a command up to 3 times after a timeout by default; a timed-out
+    MERGE may still commit, so the client never retries and `GraphStore.read` retries
+    reads itself."""
+    return Retry(NoBackoff(), 0)
+
+
+def connect(
+    url: str | None = None, socket_timeout: float = SOCKET_TIMEOUT_S, **kw: Any
+) -> redis.Redis:
+    """A redis client (hiredis parser when installed) that never retries a command."""
+    opts: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": socket_timeout,
+        "retry": no_retry(),
+        **kw,
+    }
+    if url is not None:
+        return redis.Redis.from_url(url, **opts)
+    return redis.Redis(**opts)
 
 
 def _redact(url: str) -> str:
@@ -78,7 +110,7 @@ class GraphStore:
             elif url.startswith("falkors://"):
                 url = "rediss://" + url[len("falkors://") :]
             try:
-                conn = redis.Redis.from_url(url, decode_responses=True, socket_timeout=60)
+                conn = connect(url)
             except ValueError as exc:
                 raise StoreUnavailable(
                     f"FALKORDB_URL {_redact(url)!r} is not valid: {exc}"
@@ -89,14 +121,9 @@ class GraphStore:
             endpoint = server.start()
             where = f"embedded FalkorDB ({endpoint.url()})"
             if endpoint.unix_socket:
-                conn = redis.Redis(
-                    unix_socket_path=endpoint.unix_socket, decode_responses=True, socket_timeout=60
-                )
+                conn = connect(unix_socket_path=endpoint.unix_socket)
             else:
-                conn = redis.Redis(
-                    host="127.0.0.1", port=endpoint.port or 0, decode_responses=True,
-                    socket_timeout=60,
-                )  # fmt: skip
+                conn = connect(host="127.0.0.1", port=endpoint.port or 0)
         try:
             check(conn, where)
         except StoreError:
@@ -134,13 +161,23 @@ class GraphStore:
             )
 
     def read(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run a read-only template; rows as dicts. An absent graph reads as empty."""
-        if not self.exists():
-            return []
+        """Run a read-only template; rows as dicts. An absent graph (or a key that is not a
+        graph) reads as empty. One round trip: the absence is FalkorDB's error, not a
+        separate lookup; a read that timed out or lost its connection is sent once more."""
+        text = params_header(params or {}) + query
         with self._translate("read query"):
-            result = self._graph.ro_query(
-                params_header(params or {}) + query, timeout=self.timeout_ms
-            )
+            for attempt in range(READ_RETRIES + 1):
+                try:
+                    result = self._graph.ro_query(text, timeout=self.timeout_ms)
+                    break
+                except (redis.ConnectionError, redis.TimeoutError):
+                    if attempt == READ_RETRIES:
+                        raise
+                except redis.ResponseError as exc:
+                    message = str(exc)
+                    if message.endswith(_EMPTY_KEY) or message.startswith(_WRONG_TYPE):
+                        return []
+                    raise
         return _rows(result)
 
     def write(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -173,6 +173,17 @@ def entry_service(edges: Iterable[tuple[str, str]], services: Sequence[str]) -> 
     return sorted(roots, key=lambda s: (-callers[s], s))[0]
 
 
+EDGE_SERIES_PREFIX = "from:"
+"""Per-edge series are served as metrics of the *callee* named ``from:<caller>`` (kinds
+``latency``/``errors``), the shape Tempo's service-graph metrics have in Prometheus
+(``{client, server}``); the read path (``rca.signals.EDGE_PREFIX``) reads them as edge facts."""
+
+
+def edge_series_name(caller: str) -> str:
+    """The series name of the edge ``caller -> <this service>``."""
+    return f"{EDGE_SERIES_PREFIX}{caller}"
+
+
 def window_values(times: np.ndarray, values: np.ndarray, win: tuple[float, float]) -> np.ndarray:
     """Finite values of a series inside a window."""
     mask = (times >= win[0]) & (times < win[1]) & np.isfinite(values)

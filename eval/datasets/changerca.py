@@ -21,6 +21,9 @@ Layout read: ``data/<date>/<date>_<n>/`` with ``<date>_<n>.json`` (label + relea
   ``destination_success.csv`` / 100 over the alert window; ``trace_count`` is a relative
   proxy (number of callee pod-minutes with data on that edge in the window; no counts exist);
   ``latency_p95_ms`` = 95th percentile of the callee pods' ``Latency`` (ms) on that edge.
+* Edge series (served as the callee's metrics ``from:<caller>``, ``_common.edge_series_name``):
+  ``errors`` = 1 - ``source_success.csv`` / 100 per minute (the caller's view of its calls),
+  ``latency`` = the per-minute mean of the callee pods' ``Latency`` on that edge.
 * Changes: one ``ChangeEvent(service, "v2", release_time)`` per released service.
 """
 
@@ -37,6 +40,7 @@ import numpy as np
 from ._common import (
     alert_window,
     baseline_window,
+    edge_series_name,
     entry_service,
     make_edge,
     neighbours,
@@ -88,6 +92,8 @@ class _Parsed:
     edge_lat: dict[tuple[str, str], dict[float, list[float]]]  # edge -> minute -> latencies
     succ_t: np.ndarray
     succ: dict[tuple[str, str], np.ndarray]  # edge -> destination success %
+    src_t: np.ndarray
+    src_succ: dict[tuple[str, str], np.ndarray]  # edge -> source (caller-side) success %
 
 
 def _load_case(case_dir: Path) -> _Parsed:
@@ -126,16 +132,25 @@ def _load_case(case_dir: Path) -> _Parsed:
             vs = np.array([_finite_mean(buckets[t]) for t in ts], dtype=np.float64)
             series[svc][k] = (ts, vs)
     _, dep = read_csv(case_dir / "dependency.csv")
-    header, rows = read_csv(case_dir / "destination_success.csv")
+    dt, succ = _edge_table(case_dir / "destination_success.csv")
+    st, src_succ = _edge_table(case_dir / "source_success.csv")
+    deps = [(r[0], r[1]) for r in dep if len(r) >= 2]
+    return _Parsed(series, deps, edge_lat, dt, succ, st, src_succ)
+
+
+def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarray]]:
+    """Minute times and one column per ``caller_callee`` edge."""
+    header, rows = read_csv(path)
+    if "timestamp" not in header:
+        raise DatasetError(f"{path}: no 'timestamp' column")
     ti = header.index("timestamp")
-    dt = np.array([_snap(to_float(r[ti])) for r in rows])
-    succ: dict[tuple[str, str], np.ndarray] = {}
+    times = np.array([_snap(to_float(r[ti])) for r in rows])
+    cols: dict[tuple[str, str], np.ndarray] = {}
     for j, name in enumerate(header):
         if "_" in name and name not in {"time", "timestamp"}:
             c, s = name.split("_", 1)
-            succ[(c, s)] = np.array([to_float(r[j]) for r in rows])
-    deps = [(r[0], r[1]) for r in dep if len(r) >= 2]
-    return _Parsed(series, deps, edge_lat, dt, succ)
+            cols[(c, s)] = np.array([to_float(r[j]) if j < len(r) else np.nan for r in rows])
+    return times, cols
 
 
 def _case_dirs(root: Path) -> list[Path]:
@@ -179,6 +194,19 @@ def load(path: Path) -> list[Case]:
         dt, succ, edge_lat = parsed.succ_t, parsed.succ, parsed.edge_lat
         edges = []
         for c, s in edges_sv:
+            name = edge_series_name(c)
+            ssv = parsed.src_succ.get((c, s))
+            if ssv is not None:
+                ms = slice_series(s, name, "errors", parsed.src_t, 1.0 - ssv / 100.0, bw[0], aw[1])
+                if ms is not None:
+                    metrics.append(ms)
+            buckets = edge_lat.get((c, s), {})
+            if buckets:
+                lt = np.array(sorted(buckets), dtype=np.float64)
+                lv = np.array([_finite_mean(buckets[t]) for t in lt], dtype=np.float64)
+                ms = slice_series(s, name, "latency", lt, lv, bw[0], aw[1])
+                if ms is not None:
+                    metrics.append(ms)
             sv = succ.get((c, s))
             err = 0.0
             if sv is not None:

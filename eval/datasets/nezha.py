@@ -16,8 +16,12 @@ Layout read: ``rca_data/<date>/<date>-fault_list.json`` and ``rca_data/<date>/me
   ``loadgenerator`` are placement, not calls). There are no traces, so ``trace_count`` is a
   relative proxy (the callee pod's ``PodWorkload(Ops)`` summed over the alert window),
   ``error_rate`` is 0.0 (no per-edge error signal) and ``latency_p95_ms`` is the 95th
-  percentile over the alert window's minutes of ``destination_50.csv`` (per-minute median
-  edge latency); the data holds no per-request p95.
+  percentile over the alert window's minutes of ``source_50.csv`` (per-minute median
+  edge latency measured at the caller); the data holds no per-request p95.
+* Edge series: ``source_50.csv`` per minute, served as the callee's ``latency`` series
+  ``from:<caller>`` (``_common.edge_series_name``). The caller-side view is the one that
+  contains the network between the two pods: a network_delay fault on a pod shows there
+  (x30-x250 in the cases) and not in ``destination_50.csv``, measured at the callee.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import numpy as np
 from ._common import (
     alert_window,
     baseline_window,
+    edge_series_name,
     entry_service,
     make_edge,
     neighbours,
@@ -82,7 +87,7 @@ class _Day:
 
     series: dict[str, dict[str, np.ndarray]]  # service -> column -> values; "__t" = times
     edges: list[tuple[str, str]]
-    edge_latency: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]  # times, seconds
+    edge_latency: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]  # caller-side, seconds
     start: float
     end: float
 
@@ -121,7 +126,7 @@ def _load_day(metric_dir: Path) -> _Day:
             series["frontend"][f"__t:front_service:{name}"] = ft
     _, rows = read_csv(metric_dir / "dependency.csv")
     edges = [(r[0], r[1]) for r in rows if r[0] in series and r[1] in series]
-    dt, dcols = _read_table(metric_dir / "destination_50.csv", "time")
+    dt, dcols = _read_table(metric_dir / "source_50.csv", "time")
     edge_lat: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
     for name, vals in dcols.items():
         if "_" in name:
@@ -173,6 +178,11 @@ def load(path: Path) -> list[Case]:
                 else:
                     times, col = cols["__t"], name
                 ms = slice_series(svc, col, metric_kind(col), times, vals, bw[0], aw[1])
+                if ms is not None:
+                    metrics.append(ms)
+        for (c, s), (lt, lv) in sorted(day.edge_latency.items()):
+            if c in day.series and s in day.series:
+                ms = slice_series(s, edge_series_name(c), "latency", lt, lv, bw[0], aw[1])
                 if ms is not None:
                     metrics.append(ms)
         edges = []

@@ -1,6 +1,6 @@
 """The agent: verifies the plan's candidates with read-only tools; the machine decides."""
 
-from .catalog import DEFAULT_SUGGESTED, default_tools, tool_status
+from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem, tool_status
 from .evidence import (
     ROOT_CAUSE_MIN_CONFIDENCE,
     EvidenceRejected,
@@ -50,6 +50,8 @@ __all__ = [
     "call_tool",
     "calls_in_text",
     "default_tools",
+    "floor_args",
     "plan_prompt",
+    "suggestion_problem",
     "tool_status",
 ]

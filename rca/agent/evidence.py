@@ -74,7 +74,13 @@ class Hypothesis:
         return f"{self.kind}:{self.suspect}"
 
     def _tools(self, verdict: Verdict) -> set[str]:
-        return {e.tool for e in self.evidence if e.verdict == verdict}
+        """Tools that gave `verdict`. A tool that supports through one check is not also
+        counted against: one signal normal (latency) beside one bad (errors) is no evidence
+        against the suspect (a service can fail fast)."""
+        pro = {e.tool for e in self.evidence if e.verdict == Verdict.SUPPORTS}
+        if verdict == Verdict.SUPPORTS:
+            return pro
+        return {e.tool for e in self.evidence if e.verdict == verdict} - pro
 
     @property
     def state(self) -> HypothesisState:

@@ -26,7 +26,7 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
-from .catalog import DEFAULT_SUGGESTED, default_tools
+from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem
 from .evidence import (
     LLM_INFERRED,
     EvidenceRejected,
@@ -197,17 +197,23 @@ class Agent:
 
     # -- the deterministic floor ------------------------------------------------------
 
-    def _floor(self, plan: Plan, ctx: ToolContext, sink: EvidenceSink, deadline: float) -> int:
+    def _floor(
+        self, ctx: ToolContext, sink: EvidenceSink, deadline: float, events: list[str]
+    ) -> int:
         calls = 0
         for hyp in sink.ranked()[: self.config.top_k]:
             for spec in hyp.suggested_tools or DEFAULT_SUGGESTED:
                 if self.clock() > deadline:
                     return calls
                 name, _, arg = str(spec).partition(":")
-                tool = self.tools.get(name)
-                if tool is None or not tool.status(ctx).enabled:
+                problem = suggestion_problem(self.tools, str(spec), hyp.suspect)
+                if problem:
+                    events.append(f"floor skipped {problem}")
                     continue
-                for args in _floor_args(name, arg, hyp.suspect):
+                tool = self.tools[name]
+                if not tool.status(ctx).enabled:
+                    continue
+                for args in floor_args(name, arg, hyp.suspect):
                     self._run_tool(tool, args, ctx, sink)
                     calls += 1
                 if name == "git_log" and "git_show" in self.tools:
@@ -370,7 +376,7 @@ class Agent:
         llm_used: bool,
         narration: Sequence[str] = (),
     ) -> AgentRun:
-        calls = self._floor(plan, ctx, sink, deadline)
+        calls = self._floor(ctx, sink, deadline, events)
         events.append(f"floor ran {calls} check(s)")
         conclusion = self._floor_conclusion(sink)
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
@@ -397,17 +403,6 @@ def _check_key(tool: str, args: Any) -> str:
         return tool
     parts = [f"{k}={args[k]}" for k in sorted(args) if k != "service"]
     return ",".join(parts) or "default"
-
-
-def _floor_args(name: str, arg: str, suspect: str) -> list[dict[str, Any]]:
-    if name == "prometheus_query":
-        signals = [arg] if arg else ["error_rate", "latency_p95"]
-        return [{"service": suspect, "signal": s} for s in signals]
-    if name == "loki_query":
-        return [{"service": suspect, "contains": arg or "error"}]
-    if name in {"git_show", "memory_lookup"}:
-        return []
-    return [{"service": suspect}]
 
 
 def _recent_commit(h: Hypothesis) -> str | None:

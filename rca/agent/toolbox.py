@@ -161,6 +161,13 @@ def validate_args(tool: Tool, args: Any) -> tuple[dict[str, Any] | None, str]:
                 return None, f"{tool.name}: argument {name!r} must be one of {spec['enum']}"
             if spec.get("format") == "name" and not _SAFE_NAME.match(value):
                 return None, f"{tool.name}: argument {name!r} is not a valid name: {value!r}"
+            if len(value) > int(spec.get("maxLength", 1000)):
+                return None, f"{tool.name}: argument {name!r} is longer than {spec['maxLength']}"
+            if "pattern" in spec and not re.search(spec["pattern"], value):
+                return (
+                    None,
+                    f"{tool.name}: argument {name!r} must match {spec['pattern']}: {value!r}",
+                )
         out[name] = value
     return out, ""
 

@@ -1,5 +1,10 @@
 """Demo step: start the API on a free port, post the example Alertmanager alert, wait for
-the incident and print its plan, verified hypotheses and report (no LLM)."""
+the incident and print its plan, verified hypotheses and report (no LLM).
+
+The agent's Git tools get the demo repo for every service in it (`agent_repos`, as a
+monorepo user would configure), so the deterministic tool floor can check the plan's
+change evidence against the real history.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import secrets
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -19,6 +25,7 @@ from stackgraph.rca.agent import Agent, AgentConfig
 from .app import create_app
 
 if TYPE_CHECKING:
+    from stackgraph.config import Settings
     from stackgraph.demo import DemoContext
 
 
@@ -28,9 +35,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _with_repos(ctx: DemoContext) -> Settings:
+    repo = Path(ctx.results.get("repo") or ctx.settings.data_dir / "demo" / "shop")
+    services = repo / "services"
+    if not services.is_dir():
+        return ctx.settings
+    mapped = {p.name: repo for p in sorted(services.iterdir()) if p.is_dir()}
+    ctx.console.print(f"agent_repos: {', '.join(mapped)} → {repo}")
+    return ctx.settings.model_copy(update={"agent_repos": {**mapped, **ctx.settings.agent_repos}})
+
+
 def serve_and_investigate(ctx: DemoContext) -> None:
     token = secrets.token_urlsafe(16)
-    app = create_app(ctx.settings, store=ctx.store, agent=Agent(AgentConfig()), token=token)
+    settings = _with_repos(ctx)
+    app = create_app(settings, store=ctx.store, agent=Agent(AgentConfig()), token=token)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)

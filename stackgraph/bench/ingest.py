@@ -67,8 +67,8 @@ def generate(services: int, edges: int, seed: int = 7) -> RecordBatch:
 
 
 def _naive(store: GraphStore, batch: RecordBatch, now: float) -> float:
-    node_q = cypher.render("node_merge_one", label="Service")
-    edge_q = cypher.render("edge_merge_one", edge=("CALLS", "Service", "Service"))
+    node_q = cypher.render("node_merge_one", label="Service", tag="StaticInfra")
+    edge_q = cypher.render("edge_merge_one", edge=("CALLS", "Service", "Service"), tag="Tempo")
     start = time.perf_counter()
     for n in batch.nodes:
         props = {**n.props, "source": str(n.source), "status": "Active", "confidence": 1.0}

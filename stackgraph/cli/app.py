@@ -130,7 +130,7 @@ def run_ingest(
                 def advance(n: int, t: Any = task) -> None:
                     progress.advance(t, n)
 
-                report.merge(writer.write(batch, advance))
+                report.merge(writer.write(batch, advance, tag=lane.name))
                 if lane.after_write is not None:
                     report.add_stale(lane.after_write(writer, inputs))
 

@@ -98,52 +98,20 @@ def investigate(
 def demo_step(ctx: Any) -> None:
     """Demo: fire the example alert on checkout and print the ranked plan.
 
-    Edge statistics and deploys come from examples/platform/telemetry.json and are written
-    through the single writer with source Synthetic (the telemetry lane replaces them).
+    Everything it ranks on came through the lanes in the steps before: Tempo edges from
+    the span files (telemetry), Deploys from the Flux status and Changes from the demo
+    repo's history (change). Nothing is written here.
     """
-    from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
-    from stackgraph.ingest import GraphIngestor
     from stackgraph.rca import investigate as run
     from stackgraph.rca.alertmanager import alerts_from_webhook
+    from stackgraph.rca.clock import iso
 
     alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
-    telemetry_file = ctx.examples / "platform" / "telemetry.json"
     alert = alerts_from_webhook(json.loads(alert_file.read_text()), str(alert_file))[0]
-    data = json.loads(telemetry_file.read_text())
     starts = alert.starts_at or 0.0
-    external = {"stripe": "ExternalApi", "carrier-api": "ExternalApi"}
-    batch = edge_stat_records(
-        [
-            EdgeStat(
-                e["client"],
-                e["server"],
-                e.get("trace_count"),
-                e.get("error_rate"),
-                e.get("latency_p95_ms"),
-                e.get("status", "Active"),
-            )
-            for e in data["edges"]
-        ],
-        labels=external,
-        ensure_nodes=False,
-        origin=str(telemetry_file),
-    )
-    batch.extend(
-        deploy_records(
-            [
-                DeployEvent(d["service"], d["version"], starts - 60.0 * d["minutes_before_alert"])
-                for d in data["deploys"]
-            ],
-            origin=str(telemetry_file),
-        )
-    )
-    with GraphIngestor(ctx.store, who="demo") as writer:
-        report = writer.write(batch)
-    for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {problem}")
     ctx.console.print(
         f"alert {alert.labels.get('alertname')} on {alert.labels.get('service')} "
-        f"(pod {alert.labels.get('pod')}), fired {alert_file.name}"
+        f"(pod {alert.labels.get('pod')}) from {alert_file.name}, firing since {iso(starts)}"
     )
     plan = run(ctx.store, alert, at=starts + 300.0, hops=3)
     ctx.results["plan"] = plan

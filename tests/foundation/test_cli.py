@@ -58,7 +58,8 @@ def test_demo_is_rerunnable_and_persists_across_restarts(tmp_path: Path, example
     # sees the first one's ROOT_CAUSED_BY as history
     assert world_model(export1) == world_model(export2)
     stats = json.loads(sg("graph", "stats", "--json", data=data).stdout)
-    # CALLS: 11 declared in the catalog + 9 CodeUnit -> Service found by the code lane
+    # CALLS: the catalog's 11 (the same 11 pairs the telemetry lane measures from the example
+    # spans, so Tempo updates them rather than adding edges) + 9 CodeUnit -> Service (code lane)
     assert stats["nodes"]["Service"] == 8 and stats["edges"]["CALLS"] == 11 + 9
     assert set(stats) == {"nodes", "edges"}
 

@@ -66,12 +66,12 @@ def test_edge_unknown_type_and_missing_key() -> None:
 def test_every_label_and_edge_renders_every_template() -> None:
     for label in LABELS:
         for name in ("node_touch", "node_merge", "node_merge_one", "export_nodes"):
-            text = cypher.render(name, label=label)
+            text = cypher.render(name, label=label, tag="Tempo")
             assert "<<" not in text and f":{label}" in text
     for etype, spec in EDGES.items():
         edge = (etype, spec.sources[0], spec.targets[0])
         for name in ("edge_touch", "edge_merge", "edge_merge_one"):
-            assert "<<" not in cypher.render(name, edge=edge)
+            assert "<<" not in cypher.render(name, edge=edge, tag="Tempo")
 
 
 @pytest.mark.parametrize(
@@ -93,3 +93,19 @@ def test_every_template_file_is_listed_and_loads() -> None:
     assert {"node_merge", "edge_merge", "stats_nodes", "export_edges"} <= set(names)
     for name in names:
         assert cypher.load(name).strip()
+
+
+def test_every_template_the_code_names_exists() -> None:
+    """A template deleted or renamed in one place must not leave a caller behind."""
+    import re
+
+    from sgtest import REPO
+
+    pattern = re.compile(r"""cypher\.(?:load|render|render_type)\(\s*["']([a-z0-9_]+)["']""")
+    named: set[str] = set()
+    for folder in ("stackgraph", "ingest", "rca", "memory", "eval", "schema", "cypher"):
+        for path in (REPO / folder).rglob("*.py"):
+            named |= set(pattern.findall(path.read_text(encoding="utf-8")))
+    assert named, "no template names found"
+    missing = sorted(named - set(cypher.names()))
+    assert missing == [], f"code names templates that do not exist: {missing}"

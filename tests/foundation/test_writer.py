@@ -187,3 +187,45 @@ def _edges(store: GraphStore) -> list[dict[str, object]]:
     from stackgraph.dump import export_records
 
     return [r for r in export_records(store) if r["kind"] == "edge"]
+
+
+def test_lanes_sharing_nodes_and_edges_rerun_to_the_same_graph(store: GraphStore) -> None:
+    """Catalog, infra and telemetry all assert the services, catalog and telemetry the CALLS
+    edge. A rerun of the same lanes in the same order leaves the same graph; the catalog's
+    property-less `calls:` edge only asserts existence, so Tempo's statistics and provenance
+    stay and the edge counts as unchanged for both lanes."""
+    catalog = RecordBatch(
+        [NodeRecord("Service", {"name": n}, {"owner": "web"}, "StaticInfra") for n in "ab"],
+        [EdgeRecord("CALLS", ref("a"), ref("b"), {}, "StaticInfra")],
+    )
+    infra = RecordBatch(
+        [NodeRecord("Service", {"name": n}, {"namespace": "shop"}, "StaticInfra") for n in "ab"]
+    )
+    tempo = RecordBatch(
+        [NodeRecord("Service", {"name": "a"}, {"entrypoint": True}, "Tempo"),
+         NodeRecord("Service", {"name": "b"}, {}, "Tempo")],
+        [EdgeRecord("CALLS", ref("a"), ref("b"), {"error_rate": 0.2}, "Tempo")],
+    )  # fmt: skip
+    clock = Clock()
+    with GraphIngestor(store, clock=clock) as w:
+        first = [w.write(catalog, tag="catalog"), w.write(infra, tag="infra"), w.write(tempo)]
+        export = export_lines(store)
+        clock.t += 60
+        second = [w.write(catalog, tag="catalog"), w.write(infra, tag="infra"), w.write(tempo)]
+    assert export_lines(store) == export
+    assert first[0].nodes["Service"].created == 2 and first[0].edges["CALLS"].created == 1
+    assert first[2].edges["CALLS"].updated == 1
+    # a's provenance flips between StaticInfra (catalog, infra) and Tempo on every run: it is
+    # rewritten, deterministically; b is only named by Tempo (no properties): a reference
+    assert second[1].nodes["Service"].unchanged == 2
+    assert second[2].nodes["Service"].updated == 1 and second[2].nodes["Service"].unchanged == 1
+    assert second[0].edges["CALLS"].unchanged == second[2].edges["CALLS"].unchanged == 1
+    a, b = props_of(store, "a"), props_of(store, "b")
+    assert a["sources"] == ["StaticInfra", "Tempo"] and a["owner"] == "web"
+    assert a["entrypoint"] is True and a["namespace"] == "shop" and a["source"] == "Tempo"
+    assert b["source"] == "StaticInfra" and b["sources"] == ["StaticInfra", "Tempo"]
+    assert {"hash_Tempo", "hash_catalog", "hash_infra"} <= set(a)
+    (edge,) = _edges(store)
+    assert edge["props"]["source"] == "Tempo" and edge["props"]["error_rate"] == 0.2
+    assert edge["props"]["sources"] == ["StaticInfra", "Tempo"]
+    assert not any(k.startswith("hash_") for k in edge["props"])

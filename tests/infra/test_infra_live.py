@@ -3,15 +3,13 @@ server that answers the real list endpoints with real-shaped JSON (no API server
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from kube_apiserver import FakeKube, serve_kube, write_kubeconfig
 
 from stackgraph.config import Settings
 from stackgraph.ingest.lanes.flux import rollouts
@@ -139,65 +137,19 @@ def _cluster() -> dict[str, dict[str, Any]]:
     }  # fmt: skip
 
 
-class _Api(BaseHTTPRequestHandler):
-    routes: ClassVar[dict[str, dict[str, Any]]] = {}
-    seen: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        url = urlparse(self.path)
-        self.seen.append(self.path)
-        body = self.routes.get(url.path)
-        if body is None:
-            self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                             "message": "the server could not find the requested resource",
-                             "reason": "NotFound", "code": 404})  # fmt: skip
-            return
-        query = parse_qs(url.query)
-        assert query.get("limit") == ["500"]
-        if url.path == "/api/v1/namespaces":  # paginated: one item per page
-            start = int((query.get("continue") or ["0"])[0])
-            page = dict(body, items=body["items"][start : start + 1])
-            if start + 1 < len(body["items"]):
-                page["metadata"] = {"resourceVersion": "42", "continue": str(start + 1)}
-            body = page
-        self._send(200, body)
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    _Api.routes = _cluster()
-    _Api.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "fake", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-        "users": [{"name": "reader", "user": {"token": "t0ken"}}],
-        "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "reader"}}],
-    }))  # fmt: skip
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
-    yield cfg
-    server.shutdown()
-    server.server_close()
+def kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKube]:
+    with serve_kube(_cluster(), paged=frozenset({"/api/v1/namespaces"})) as fake:
+        cfg = write_kubeconfig(tmp_path / "kubeconfig", fake.url)
+        monkeypatch.setenv("KUBECONFIG", str(cfg))
+        yield fake
+    assert all(parse_qs(urlparse(p).query).get("limit") == ["500"] for p in fake.seen)
 
 
-def test_live_cluster_topology_and_placement(kubeconfig: Path) -> None:
+def test_live_cluster_topology_and_placement(kubeconfig: FakeKube) -> None:
     snap = load_live(kube_api_client())
     assert not snap.problems
-    assert sum(1 for p in _Api.seen if p.startswith("/api/v1/namespaces")) == 3  # paged
+    assert sum(1 for p in kubeconfig.seen if p.startswith("/api/v1/namespaces")) == 3  # paged
     batch = build(snap.objects, snap.origins)
     assert not batch.problems
     labels = {(n.label, n.key.get("name")) for n in batch.nodes}
@@ -217,7 +169,7 @@ def test_live_cluster_topology_and_placement(kubeconfig: Path) -> None:
                       ("old.example.com", "/", "cart")}  # fmt: skip
 
 
-def test_live_rollouts_from_replicasets_and_helm(kubeconfig: Path) -> None:
+def test_live_rollouts_from_replicasets_and_helm(kubeconfig: FakeKube) -> None:
     snap = load_live(kube_api_client(), flux=True)
     found = {(r.service, r.digest, r.props["via"]) for r in rollouts(snap.objects, snap.origins)}
     assert found == {
@@ -227,10 +179,10 @@ def test_live_rollouts_from_replicasets_and_helm(kubeconfig: Path) -> None:
         ("cart", "sha256:bb", "HelmRelease"),
     }
     # the Kustomization and GitRepository CRDs are not installed: 404, skipped quietly
-    assert "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?limit=500" in _Api.seen
+    assert "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?limit=500" in kubeconfig.seen
 
 
-def test_cli_live_ingest(kubeconfig: Path, settings: Settings, tmp_path: Path) -> None:
+def test_cli_live_ingest(kubeconfig: FakeKube, settings: Settings, tmp_path: Path) -> None:
     from stackgraph.cli.app import run_ingest
 
     report = run_ingest(settings, "infra,change")

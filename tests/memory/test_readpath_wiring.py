@@ -3,9 +3,10 @@ Active ROOT_CAUSED_BY edges, and `as_of` answers on the graph as it was then."""
 
 from __future__ import annotations
 
+from stackgraph.eval.records import DeployEvent, deploy_records
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import investigate
-from stackgraph.rca.collect import callers, history, khop
+from stackgraph.rca.collect import callers, changes, history, khop
 from stackgraph.rca.facts import Facts, NodeFact, Request, Windows
 from stackgraph.rca.model import Alert
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
@@ -88,3 +89,28 @@ def test_as_of_hides_later_edges_and_gives_statuses_then(store: GraphStore) -> N
     assert investigate(store, alert, at=50.0).anchor == "checkout"  # `at` alone: windows only
     then = investigate(store, alert, as_of=250.0, at=250.0)
     assert {c.service for c in then.candidates} == {"checkout", "payment", "frontend"}
+
+
+def _graph_reads(store: GraphStore) -> int:
+    stats = store.conn.info("commandstats")
+    return sum(int(v["calls"]) for k, v in stats.items() if k.startswith("cmdstat_graph."))
+
+
+def test_as_of_hides_later_deploys_in_the_same_three_reads(store: GraphStore) -> None:
+    """A rollout written at 300 is unknown at 250 and known at 350; time travel keeps the
+    combined read path's three commands (anchor, neighbourhood, what happened)."""
+    clock = Clock(100.0)
+    pay = EdgeRecord("CALLS", svc("checkout"), svc("payment"), {"trace_count": 10}, "Tempo")
+    with GraphIngestor(store, clock=clock, who="test") as w:
+        w.write(RecordBatch(nodes=[NodeRecord("Service", {"name": n}, source="Tempo")
+                                   for n in ("checkout", "payment")], edges=[pay]))  # fmt: skip
+        clock.t = 300.0
+        assert not w.write(deploy_records([DeployEvent("payment", "v2", 290.0)])).rejected
+    facts = Facts("checkout", {n: NodeFact(n) for n in ("checkout", "payment")})
+    assert changes(store, request(250.0), facts).changes == ()
+    assert [c.service for c in changes(store, request(350.0), facts).changes] == ["payment"]
+    alert = Alert({"service": "checkout"})
+    before = _graph_reads(store)
+    then = investigate(store, alert, as_of=250.0, at=250.0)
+    assert _graph_reads(store) - before == 3
+    assert {c.service for c in then.candidates} == {"checkout", "payment"}

@@ -15,7 +15,9 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -148,12 +150,13 @@ class PromServer:
     pairs: tuple[Pair, ...] = PAIRS
 
 
-@pytest.fixture(scope="session")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]:
+@contextmanager
+def running_prometheus(root: Path, series: str) -> Iterator[str]:
+    """Backfill `series` (OpenMetrics) into a TSDB under `root` and serve it on 127.0.0.1;
+    yields the base URL. Shared by every test folder that needs a real Prometheus."""
     require(shutil.which("prometheus") is not None, "Debian prometheus")
     require(shutil.which("promtool") is not None, "Debian promtool")
-    root = tmp_path_factory.mktemp("prometheus")
-    (root / "sg.om").write_text(openmetrics(), encoding="utf-8")
+    (root / "sg.om").write_text(series, encoding="utf-8")
     subprocess.run(
         [
             "promtool",
@@ -196,7 +199,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]
             time.sleep(0.1)
         else:
             raise RuntimeError("prometheus did not become ready")
-        yield PromServer(url)
+        yield url
     finally:
         proc.terminate()
         try:
@@ -205,3 +208,9 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]:
+    with running_prometheus(tmp_path_factory.mktemp("prometheus"), openmetrics()) as url:
+        yield PromServer(url)

@@ -1,0 +1,6 @@
+// The demo's rollout table: the newest deploys of the given services.
+MATCH (d:Deploy)-[:DEPLOYED]->(s:Service)
+WHERE s.name IN $names
+RETURN s.name AS service, properties(d) AS props
+ORDER BY d.deployed_at DESC
+LIMIT $limit

@@ -1,0 +1,117 @@
+"""`loki_query`: error lines of a suspect in the alert window vs the baseline, from Loki.
+
+Two metric queries through `/loki/api/v1/query_range` with `step` equal to the window: all
+of the service's lines (does it log at all?) and the lines matching a word (default
+`error`, case-insensitive). The word is restricted to a plain charset by the parameter
+schema and placed in a raw (backtick) LogQL string with `.` escaped, so model text never
+becomes LogQL syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .evidence import Verdict
+from .http_get import get_json
+from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+from .windows import Windows, line_verdict
+
+LOGQL_LINES = 'sum(count_over_time({service_name="<<s>>"} [<<w>>s]))'
+LOGQL_MATCHING = 'sum(count_over_time({service_name="<<s>>"} |~ `(?i)<<re>>` [<<w>>s]))'
+"""`<<s>>` the service name, `<<re>>` the word as an RE2 literal, `<<w>>` whole seconds."""
+WORD = r"^[A-Za-z0-9][A-Za-z0-9 _.:/=-]{0,63}$"
+"""What `contains` may be: letters, digits and a few literal punctuation marks."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+_WORD = re.compile(WORD)
+
+
+def logql(template: str, service: str, word: str, window_s: float) -> str:
+    if not _NAME.match(service):
+        raise ValueError(f"{service!r} is not a service name")
+    if not _WORD.match(word):
+        raise ValueError(f"{word!r} is not a plain word")
+    return (
+        template.replace("<<s>>", service)
+        .replace("<<re>>", word.replace(".", "\\."))
+        .replace("<<w>>", str(max(60, int(window_s))))
+    )
+
+
+def _counts(ctx: ToolContext, query: str, win: Windows) -> dict[str, float] | ToolResult:
+    data = get_json(
+        str(ctx.loki_url),
+        "/loki/api/v1/query_range",
+        {"query": query, "start": str(int(win.start * 1e9)), "end": str(int(win.at * 1e9)),
+         "step": f"{int(win.span_s)}s"},
+        "Loki",
+    )  # fmt: skip
+    if isinstance(data, ToolResult):
+        return data
+    if data.get("resultType") != "matrix":
+        return ToolResult(ToolStatus.ERROR, f"Loki answered a {data.get('resultType')!r} result")
+    out = {"window": 0.0, "baseline": 0.0}
+    for series in data.get("result", []):
+        for t, value in series.get("values", []):
+            at = "window" if abs(float(t) - win.at) < 1e-3 else "baseline"
+            out[at] += float(value)
+    return out
+
+
+def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    service, word = str(args["service"]), str(args.get("contains") or "error")
+    win = Windows(ctx.now(), ctx.window_s)
+    lines = _counts(ctx, logql(LOGQL_LINES, service, word, win.span_s), win)
+    if isinstance(lines, ToolResult):
+        return lines
+    if lines["window"] == 0:
+        return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in Loki in the alert "
+                          "window", {"lines": 0})  # fmt: skip
+    matching = _counts(ctx, logql(LOGQL_MATCHING, service, word, win.span_s), win)
+    if isinstance(matching, ToolResult):
+        return matching
+    facts = {"errors": int(matching["window"]), "baseline_errors": int(matching["baseline"]),
+             "lines": int(lines["window"]), "baseline_lines": int(lines["baseline"]),
+             "contains": word}  # fmt: skip
+    return ToolResult(
+        ToolStatus.SUCCESS,
+        f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} in "
+        f"{win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) (Loki)",
+        facts,
+    )
+
+
+def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
+    if result.status != ToolStatus.SUCCESS:
+        return Verdict.INCONCLUSIVE
+    return line_verdict(result.data)
+
+
+def loki_tool() -> Tool:
+    return Tool(
+        name="loki_query",
+        description=(
+            "Count a service's log lines containing a word (default 'error', any case) in "
+            "Loki, in the alert window and in the window before it."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "service": service_param(),
+                "contains": {
+                    "type": "string",
+                    "pattern": WORD,
+                    "maxLength": 64,
+                    "description": "A plain word or phrase (letters, digits, ' _.:/=-').",
+                },
+            },
+            "required": ["service"],
+        },
+        run=_run,
+        check=_check,
+        source="Loki",
+        prerequisites=(Prerequisite("a Loki URL", lambda c: bool(c.loki_url)),),
+        timeout_s=15.0,
+    )

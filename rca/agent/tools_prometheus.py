@@ -1,0 +1,172 @@
+"""`prometheus_query`: one signal of a suspect in the alert window and in the baseline.
+
+The model picks a *signal* (an enum) and a service; the PromQL is a constant template here
+with the validated service name bound into a string literal and the window length as a
+number, so model text never becomes PromQL syntax. One `query_range` with `step` equal to
+the window gives both numbers: the point at the alert time covers the alert window, the
+point one window earlier covers the baseline.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .evidence import Verdict
+from .http_get import get_json
+from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+from .windows import Windows
+
+PROMQL: dict[str, str] = {
+    "error_rate": (
+        '(sum(increase(traces_service_graph_request_failed_total{server="<<s>>"}[<<w>>s]))'
+        " or vector(0))"
+        ' / sum(increase(traces_service_graph_request_total{server="<<s>>"}[<<w>>s]))'
+    ),
+    "latency_p95": (
+        "histogram_quantile(0.95, sum by (le) (increase("
+        'traces_service_graph_request_server_seconds_bucket{server="<<s>>"}[<<w>>s])))'
+    ),
+    "restarts": (
+        'sum(increase(kube_pod_container_status_restarts_total{pod=~"<<re>>-.+"}[<<w>>s]))'
+    ),
+}
+"""signal → PromQL; `<<s>>` the service name, `<<re>>` its regex-escaped form, `<<w>>` the
+window in whole seconds. `or vector(0)`: Tempo creates the failed counter on the first
+failure, so a service that never failed has none."""
+
+ERROR_RATIO_BAD = 0.05
+"""An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
+ERROR_RATIO_OK = 0.01
+"""An error ratio below this in the window refutes."""
+ERROR_RISE = 2.0
+P95_RISE = 1.5
+"""p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
+P95_RISE_MIN_S = 0.1
+P95_STEADY = 1.2
+P95_OK_S = 0.5
+"""p95 under this and at most P95_STEADY times the baseline's refutes."""
+P95_BAD_S = 1.0
+"""Without a baseline (no traffic before), a p95 at or above this supports..."""
+P95_FAST_S = 0.3
+"""...and one at or below this refutes."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+
+
+def promql(signal: str, service: str, window_s: float) -> str:
+    if not _NAME.match(service):
+        raise ValueError(f"{service!r} is not a service name")
+    return (
+        PROMQL[signal]
+        .replace("<<s>>", service)
+        .replace("<<re>>", service.replace(".", "\\\\."))
+        .replace("<<w>>", str(max(60, int(window_s))))
+    )
+
+
+def _finite(value: str) -> float | None:
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    signal, service = str(args["signal"]), str(args["service"])
+    win = Windows(ctx.now(), ctx.window_s)
+    query = promql(signal, service, win.span_s)
+    data = get_json(
+        str(ctx.prometheus_url),
+        "/api/v1/query_range",
+        {"query": query, "start": f"{win.start:.3f}", "end": f"{win.at:.3f}",
+         "step": f"{win.span_s:.3f}"},
+        "Prometheus",
+    )  # fmt: skip
+    if isinstance(data, ToolResult):
+        return data
+    points: dict[str, list[float]] = {"window": [], "baseline": []}
+    for series in data.get("result", []):
+        for t, value in series.get("values", []):
+            at = "window" if abs(float(t) - win.at) < 1e-3 else "baseline"
+            number = _finite(value)
+            if number is not None:
+                points[at].append(number)
+    window = max(points["window"], default=None)
+    baseline = max(points["baseline"], default=None)
+    facts = {"signal": signal, "window": window, "baseline": baseline, "query": query,
+             "window_s": win.span_s}  # fmt: skip
+    if window is None:
+        return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
+                          facts)  # fmt: skip
+    return ToolResult(
+        ToolStatus.SUCCESS,
+        f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {win.describe()} "
+        f"({_show(signal, baseline)}) (Prometheus)",
+        facts,
+    )
+
+
+def _show(signal: str, value: float | None) -> str:
+    if value is None:
+        return "no data"
+    if signal == "error_rate":
+        return f"{100 * value:.3g}%"
+    if signal == "latency_p95":
+        return f"{1000 * value:.0f} ms"
+    return f"{value:.0f}"
+
+
+def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
+    """Bad in the alert window and worse than the baseline supports; healthy refutes; a
+    steady bad signal (chronic) or a middling one is inconclusive."""
+    if result.status != ToolStatus.SUCCESS:
+        return Verdict.INCONCLUSIVE
+    signal = str(result.data["signal"])
+    w = float(result.data["window"])
+    raw = result.data.get("baseline")
+    b = None if raw is None else float(raw)
+    if signal == "error_rate":
+        if w >= ERROR_RATIO_BAD and (b is None or w >= ERROR_RISE * b):
+            return Verdict.SUPPORTS
+        if w < ERROR_RATIO_OK:
+            return Verdict.REFUTES
+        return Verdict.INCONCLUSIVE
+    if signal == "latency_p95":
+        if b is None:
+            if w >= P95_BAD_S:
+                return Verdict.SUPPORTS
+            return Verdict.REFUTES if w <= P95_FAST_S else Verdict.INCONCLUSIVE
+        if w >= P95_RISE * b and w - b >= P95_RISE_MIN_S:
+            return Verdict.SUPPORTS
+        if w <= P95_STEADY * b and w < P95_OK_S:
+            return Verdict.REFUTES
+        return Verdict.INCONCLUSIVE
+    # restarts: any restart in the window, more than in the baseline
+    if w >= 1 and w > (b or 0.0):
+        return Verdict.SUPPORTS
+    return Verdict.INCONCLUSIVE
+
+
+def prometheus_tool() -> Tool:
+    return Tool(
+        name="prometheus_query",
+        description=(
+            "Measure one signal of a service in Prometheus in the alert window and in the "
+            "window before it: error_rate (failed/total calls into it), latency_p95 "
+            "(seconds), restarts (pod restarts)."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "service": service_param(),
+                "signal": {"type": "string", "enum": sorted(PROMQL)},
+            },
+            "required": ["service", "signal"],
+        },
+        run=_run,
+        check=_check,
+        source="Prometheus",
+        prerequisites=(Prerequisite("a Prometheus URL", lambda c: bool(c.prometheus_url)),),
+        timeout_s=15.0,
+    )

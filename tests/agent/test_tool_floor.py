@@ -1,0 +1,114 @@
+"""The tool floor's contract: what the read path suggests is what the floor runs; no tool
+takes a URL or host from the model; every tool has a timeout; a bad suggestion is reported."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+from kube_apiserver import FakeKube, serve_kube
+from test_tool_kube import AT, WINDOW, cluster
+
+from stackgraph.rca.agent import (
+    DEFAULT_SUGGESTED,
+    Agent,
+    HypothesisState,
+    ToolContext,
+    ToolStatus,
+    call_tool,
+    default_tools,
+    floor_args,
+    suggestion_problem,
+)
+from stackgraph.rca.agent.http_get import HTTP_TIMEOUT_S
+from stackgraph.rca.agent.tools_kube import API_TIMEOUT_S
+from stackgraph.rca.model import Alert, Candidate, Evidence, Plan
+from stackgraph.rca.pipeline import suggested_tools
+
+TOOLS = default_tools()
+KINDS = ("Service", "Datastore", "ExternalApi", "Node", "Queue")
+
+
+def every_suggestion() -> set[str]:
+    """Every list the read path can emit: each node kind × each mix of change evidence."""
+    out: set[str] = set(DEFAULT_SUGGESTED)
+    refs = ("Change:abc", "Deploy:payment@1", "Commit:x")
+    for kind, n in itertools.product(KINDS, range(len(refs) + 1)):
+        for picked in itertools.combinations(refs, n):
+            evidence = [Evidence("change", "changed", "Git", ref=r) for r in picked]
+            out.update(suggested_tools(kind, evidence))
+    return out
+
+
+def test_every_read_path_suggestion_is_accepted_by_the_floor() -> None:
+    emitted = every_suggestion()
+    assert {"prometheus_query", "k8s_events", "git_log", "flux_status"} <= emitted
+    for spec in sorted(emitted):
+        assert suggestion_problem(TOOLS, spec, "payment") is None, spec
+        name, _, arg = spec.partition(":")
+        assert floor_args(name, arg, "payment"), spec  # each one runs at least one call
+
+
+def test_bad_suggestions_are_named() -> None:
+    assert "no tool named 'kubectl'" in str(suggestion_problem(TOOLS, "kubectl"))
+    assert "must be one of" in str(suggestion_problem(TOOLS, "prometheus_query:cpu"))
+    assert "takes no ':x'" in str(suggestion_problem(TOOLS, "k8s_events:x"))
+    assert "must match" in str(suggestion_problem(TOOLS, 'loki_query:a"b'))
+    assert suggestion_problem(TOOLS, "prometheus_query:latency_p95") is None
+    assert suggestion_problem(TOOLS, "loki_query:timeout") is None
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_no_tool_takes_a_url_or_host_and_each_has_a_timeout(name: str) -> None:
+    tool = TOOLS[name]
+    props = set(tool.parameters["properties"])
+    assert not props & {"url", "host", "endpoint", "server", "namespace", "path", "query_text"}
+    assert 0 < tool.timeout_s <= 30
+    if tool.source in {"Prometheus", "Loki"}:
+        assert tool.timeout_s > HTTP_TIMEOUT_S  # the request gives up before the tool does
+    if name.startswith(("k8s_", "flux_")):
+        assert tool.timeout_s > API_TIMEOUT_S
+    nowhere = "http://127.0.0.1:9"
+    ctx = ToolContext(store=object(), prometheus_url=nowhere, loki_url=nowhere,
+                      repos={"payment": "/nonexistent"}, kube=object(),
+                      memory=lambda q, n: [])  # fmt: skip
+    for extra in ({"url": "http://evil"}, {"host": "evil"}, {"namespace": "kube-system"}):
+        args = {"service": "payment", "signal": "error_rate", "sha": "abcdef1", "query": "q",
+                **extra}  # fmt: skip
+        known = {k: v for k, v in args.items() if k in props or k in extra}
+        result = call_tool(tool, ctx, known)
+        assert result.status == ToolStatus.INVALID_ARGUMENTS, (name, extra, result)
+        assert "unknown argument" in result.summary
+
+
+@pytest.fixture
+def kube() -> Iterator[FakeKube]:
+    with serve_kube(cluster()) as fake:
+        yield fake
+
+
+def test_the_floor_runs_the_read_path_suggestions(kube: FakeKube) -> None:
+    """No model: payment, suggested what the read path gives a deployed Service, is
+    validated by two tools; a suggestion the floor cannot run is reported, not dropped."""
+    deploy = [Evidence("change", "deployed", "Flux", ref="Deploy:payment@1.4.3")]
+    plan = Plan("checkout", [
+        Candidate("payment", 0.8, {"blame": 0.8}, [["checkout", "payment"]],
+                  suggested_tools=(*suggested_tools("Service", deploy), "prometheus_query:cpu")),
+        Candidate("cart", 0.4, {"blame": 0.4}, [["checkout", "cart"]],
+                  suggested_tools=suggested_tools("Service", [])),
+    ])  # fmt: skip
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=AT)
+    ctx = ToolContext(alert=alert, plan=plan, at=AT, window_s=WINDOW, kube=kube.api_client(),
+                      kube_namespace="shop")  # fmt: skip
+    run = Agent().investigate(alert, plan, ctx)
+    payment = run.sink.hypotheses["payment"]
+    assert {e.tool: str(e.verdict) for e in payment.evidence} == {
+        "k8s_events": "supports",
+        "flux_status": "supports",
+    }
+    assert payment.state == HypothesisState.VALIDATED
+    assert run.conclusion == "payment"
+    assert any("floor skipped suggested tool 'prometheus_query:cpu'" in e for e in run.events)
+    cart = run.sink.hypotheses["cart"]
+    assert [(e.tool, str(e.verdict)) for e in cart.evidence] == [("k8s_events", "inconclusive")]

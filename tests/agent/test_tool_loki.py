@@ -1,0 +1,147 @@
+"""`loki_query` against a 127.0.0.1 server speaking Loki's `/loki/api/v1/query_range` wire
+format (no Loki package exists for this machine: Debian has none, the Go module is AGPL).
+
+The fake evaluates exactly the two metric-query shapes the tool sends over stored lines,
+as Loki does (a step's sample counts lines in (t - range, t]; empty steps are left out),
+and answers anything else with Loki's 400 parse error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tool_servers import serve_json
+
+from stackgraph.rca.agent import (
+    ToolContext,
+    ToolStatus,
+    Verdict,
+    call_tool,
+    default_tools,
+    floor_args,
+)
+
+AT = 1_767_229_200.0  # the alert
+WINDOW = 1800.0
+_QUERY = re.compile(
+    r'^sum\(count_over_time\(\{service_name="(?P<svc>[^"]+)"\}'
+    r"(?: \|~ `\(\?i\)(?P<re>[^`]*)`)? \[(?P<range>\d+)s\]\)\)$"
+)
+
+
+def lines(n: int, text: str, start: float, end: float) -> list[tuple[float, str]]:
+    """n lines spread evenly over (start, end]."""
+    return [(end - (end - start) * i / n, f"level=info msg={text!r} i={i}") for i in range(n)]
+
+
+BASE, WIN = (AT - 2 * WINDOW, AT - WINDOW), (AT - WINDOW, AT)
+AFTER = (AT, AT + 600)
+LOGS: dict[str, list[tuple[float, str]]] = {
+    "payment": lines(100, "ok", *BASE) + lines(2, "charge error", *BASE)
+    + lines(100, "ok", *WIN) + lines(40, "charge ERROR: upstream timeout", *WIN),
+    "checkout": lines(50, "ok", *BASE) + lines(4, "error", *BASE) + lines(50, "ok", *WIN)
+    + lines(30, "error", *AFTER),  # errors after the alert do not count
+    "ledger": lines(30, "error", *BASE) + lines(30, "error", *WIN),
+}  # fmt: skip
+
+
+def _duration(text: str) -> float:
+    return float(text[:-1]) if text.endswith("s") else float(text)
+
+
+def loki(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+    if path != "/loki/api/v1/query_range":
+        return 404, "404 page not found\n"
+    m = _QUERY.match(query["query"][0])
+    if m is None:
+        return 400, f"parse error : unexpected query {query['query'][0]!r}\n"
+    start, end = int(query["start"][0]) / 1e9, int(query["end"][0]) / 1e9
+    step, span = _duration(query["step"][0]), float(m["range"])
+    needle = re.compile(m["re"], re.IGNORECASE) if m["re"] is not None else None
+    values: list[list[Any]] = []
+    t = start
+    while t <= end + 1e-9:
+        n = sum(1 for ts, line in LOGS.get(m["svc"], [])
+                if t - span < ts <= t and (needle is None or needle.search(line)))  # fmt: skip
+        if n:
+            values.append([t, str(n)])
+        t += step
+    result = [{"metric": {}, "values": values}] if values else []
+    return 200, {"status": "success", "data": {"resultType": "matrix", "result": result,
+                                               "stats": {"summary": {}}}}  # fmt: skip
+
+
+@pytest.fixture
+def loki_url() -> Iterator[str]:
+    with serve_json(loki) as url:
+        yield url
+
+
+TOOL = default_tools()["loki_query"]
+
+
+def run(base: str, service: str, /, **extra: Any) -> tuple[Any, Verdict]:
+    ctx = ToolContext(loki_url=base, at=AT, window_s=WINDOW)
+    result = call_tool(TOOL, ctx, {"service": service, **extra})
+    return result, TOOL.check(result, service, AT, WINDOW)
+
+
+def test_error_lines_rising_in_the_window_support(loki_url: str) -> None:
+    result, verdict = run(loki_url, "payment")
+    assert result.status == ToolStatus.SUCCESS, result.summary
+    assert (result.data["errors"], result.data["baseline_errors"]) == (40, 2)
+    assert (result.data["lines"], result.data["baseline_lines"]) == (140, 102)
+    assert verdict == Verdict.SUPPORTS
+    assert "40 of 140 log lines of payment contain 'error'" in result.summary
+
+
+def test_a_logging_service_without_errors_in_the_window_is_refuted(loki_url: str) -> None:
+    result, verdict = run(loki_url, "checkout")
+    assert (result.data["errors"], result.data["baseline_errors"]) == (0, 4)
+    assert verdict == Verdict.REFUTES
+
+
+def test_steady_errors_are_inconclusive(loki_url: str) -> None:
+    result, verdict = run(loki_url, "ledger")
+    assert (result.data["errors"], result.data["baseline_errors"]) == (30, 30)
+    assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_a_service_that_does_not_log_is_no_data(loki_url: str) -> None:
+    result, verdict = run(loki_url, "cart")
+    assert result.status == ToolStatus.NO_DATA and verdict == Verdict.INCONCLUSIVE
+
+
+def test_the_floor_word_is_looked_for(loki_url: str) -> None:
+    [args] = floor_args("loki_query", "timeout", "payment")
+    assert args == {"service": "payment", "contains": "timeout"}
+    result, verdict = run(loki_url, args.pop("service"), **args)
+    assert result.data["errors"] == 40 and result.data["baseline_errors"] == 0
+    assert verdict == Verdict.SUPPORTS
+
+
+def test_model_text_never_becomes_logql(loki_url: str) -> None:
+    for extra in ({"url": "http://evil"}, {"host": "evil"}, {"query": "{job=~\".+\"}"},
+                  {"contains": "x` | line_format `{{.password}}"}, {"contains": 'a"b'},
+                  {"contains": "e" * 65}):  # fmt: skip
+        result, verdict = run(loki_url, "payment", **extra)
+        assert result.status == ToolStatus.INVALID_ARGUMENTS, extra
+        assert verdict == Verdict.INCONCLUSIVE
+    dotted, _ = run(loki_url, "payment", contains="upstream timeout")
+    assert dotted.status == ToolStatus.SUCCESS and dotted.data["errors"] == 40
+
+
+def test_loki_errors_and_outages_are_results() -> None:
+    def broken(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        return 500, "rpc error: code = Unavailable desc = no healthy ingesters\n"
+
+    with serve_json(broken) as url:
+        result, verdict = run(url, "payment")
+    assert result.status == ToolStatus.ERROR
+    assert "HTTP 500: rpc error" in result.summary and verdict == Verdict.INCONCLUSIVE
+    down, verdict = run(url, "payment")  # the server is gone
+    assert down.status == ToolStatus.UNAVAILABLE and verdict == Verdict.INCONCLUSIVE
+    unavailable = call_tool(TOOL, ToolContext(), {"service": "payment"})
+    assert unavailable.status == ToolStatus.UNAVAILABLE and "Loki URL" in unavailable.summary

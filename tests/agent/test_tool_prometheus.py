@@ -1,0 +1,207 @@
+"""`prometheus_query` against Debian's Prometheus holding backfilled service-graph series
+whose error ratio and latency change half-way (the alert window vs its baseline)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometheus
+from tool_servers import serve_json
+
+from stackgraph.rca.agent import ToolContext, ToolStatus, Verdict, call_tool, default_tools
+
+POINTS = 240
+CHANGE = 120
+"""Index of the first sample whose increment is in the second phase."""
+END = START + STEP * (POINTS - 1)
+WINDOW = STEP * CHANGE  # 1800 s: the alert window is phase two, the baseline phase one
+PER_STEP = 300
+
+
+@dataclass(frozen=True)
+class Phase:
+    failed: int
+    """Failed calls per step (of PER_STEP)."""
+    mean_s: float
+
+    def bucket(self, le: float) -> int:
+        return round(PER_STEP * (1.0 - math.exp(-le / self.mean_s)))
+
+    def ratio(self) -> float:
+        return self.failed / PER_STEP
+
+    def p95(self) -> float:
+        """histogram_quantile(0.95) of this phase's per-step buckets (linear in-bucket, as
+        Prometheus does; increase()'s extrapolation scales every bucket alike)."""
+        rank, lower, below = 0.95 * PER_STEP, 0.0, 0
+        for le in BUCKETS:
+            upto = self.bucket(le)
+            if upto >= rank:
+                return lower + (le - lower) * (rank - below) / (upto - below)
+            lower, below = le, upto
+        return BUCKETS[-1]
+
+
+SERIES: dict[str, tuple[Phase, Phase]] = {
+    "payment": (Phase(3, 0.05), Phase(60, 0.05)),  # errors 1% -> 20%, latency steady
+    "checkout": (Phase(0, 0.04), Phase(0, 0.04)),  # healthy; never failed (no failed series)
+    "inventory": (Phase(1, 0.05), Phase(1, 0.6)),  # latency 0.15 s -> 1.8 s
+    "ledger": (Phase(30, 0.3), Phase(30, 0.3)),  # chronic: 10% errors, ~0.9 s, unchanged
+}
+
+
+def openmetrics() -> str:
+    fam = "traces_service_graph_request"
+    hist = "traces_service_graph_request_server_seconds"
+    lines = [f"# TYPE {fam} counter"]
+    step_values: dict[str, list[tuple[Phase, int]]] = {}
+    for server, (one, two) in SERIES.items():
+        step_values[server] = [(one if i < CHANGE else two, i) for i in range(POINTS)]
+
+    def cumulative(server: str, per_step: Any) -> list[tuple[int, float]]:
+        total, out = 0.0, []
+        for phase, i in step_values[server]:
+            total += per_step(phase)
+            out.append((START + i * STEP, total))
+        return out
+
+    for server in SERIES:
+        for t, v in cumulative(server, lambda p: PER_STEP):
+            lines.append(f'{fam}_total{{client="frontend",server="{server}"}} {v} {t}')
+    lines.append(f"# TYPE {fam}_failed counter")
+    for server, (one, two) in SERIES.items():
+        if one.failed == two.failed == 0:
+            continue  # Tempo creates the failed counter on the first failure
+        for t, v in cumulative(server, lambda p: p.failed):
+            lines.append(f'{fam}_failed_total{{client="frontend",server="{server}"}} {v} {t}')
+    lines.append(f"# TYPE {hist} histogram")
+    for server in SERIES:
+        labels = f'client="frontend",server="{server}"'
+        for le in BUCKETS:
+            for t, v in cumulative(server, lambda p, le=le: p.bucket(le)):
+                lines.append(f'{hist}_bucket{{{labels},le="{le}"}} {v} {t}')
+        for t, v in cumulative(server, lambda p: PER_STEP):
+            lines.append(f'{hist}_bucket{{{labels},le="+Inf"}} {v} {t}')
+            lines.append(f"{hist}_count{{{labels}}} {v} {t}")
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="session")
+def promurl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_prometheus(tmp_path_factory.mktemp("agent-prom"), openmetrics()) as url:
+        yield url
+
+
+TOOL = default_tools()["prometheus_query"]
+
+
+def measure(url: str, service: str, signal: str) -> tuple[Any, Verdict]:
+    ctx = ToolContext(prometheus_url=url, at=float(END), window_s=float(WINDOW))
+    result = call_tool(TOOL, ctx, {"service": service, "signal": signal})
+    return result, TOOL.check(result, service, float(END), float(WINDOW))
+
+
+def test_error_ratio_rising_in_the_window_supports(promurl: str) -> None:
+    result, verdict = measure(promurl, "payment", "error_rate")
+    assert result.status == ToolStatus.SUCCESS, result.summary
+    before, after = SERIES["payment"]
+    assert result.data["window"] == pytest.approx(after.ratio(), rel=1e-6)
+    assert result.data["baseline"] == pytest.approx(before.ratio(), rel=1e-6)
+    assert verdict == Verdict.SUPPORTS
+    assert "error rate 20% in the 30 min before the alert" in result.summary
+    latency, steady = measure(promurl, "payment", "latency_p95")
+    assert latency.data["window"] == pytest.approx(after.p95(), rel=1e-6)
+    assert steady == Verdict.REFUTES  # fast and unchanged; errors still carry the tool
+
+
+def test_latency_rising_in_the_window_supports(promurl: str) -> None:
+    result, verdict = measure(promurl, "inventory", "latency_p95")
+    before, after = SERIES["inventory"]
+    assert result.data["window"] == pytest.approx(after.p95(), rel=1e-6)
+    assert result.data["baseline"] == pytest.approx(before.p95(), rel=1e-6)
+    assert verdict == Verdict.SUPPORTS
+    errors, healthy = measure(promurl, "inventory", "error_rate")
+    assert errors.data["window"] == pytest.approx(1 / PER_STEP, rel=1e-6)
+    assert healthy == Verdict.REFUTES
+
+
+def test_a_healthy_service_that_never_failed_is_refuted(promurl: str) -> None:
+    result, verdict = measure(promurl, "checkout", "error_rate")
+    assert result.status == ToolStatus.SUCCESS  # `or vector(0)`: no failed series at all
+    assert result.data["window"] == 0.0 and result.data["baseline"] == 0.0
+    assert verdict == Verdict.REFUTES
+
+
+def test_a_chronic_bad_signal_is_inconclusive(promurl: str) -> None:
+    errors, verdict = measure(promurl, "ledger", "error_rate")
+    assert errors.data["window"] == pytest.approx(0.1, rel=1e-6)
+    assert errors.data["baseline"] == pytest.approx(0.1, rel=1e-6)
+    assert verdict == Verdict.INCONCLUSIVE
+    latency, verdict = measure(promurl, "ledger", "latency_p95")
+    assert latency.data["window"] == pytest.approx(SERIES["ledger"][1].p95(), rel=1e-6)
+    assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
+    result, verdict = measure(promurl, "cart", "error_rate")
+    assert result.status == ToolStatus.NO_DATA and verdict == Verdict.INCONCLUSIVE
+
+
+def test_the_model_cannot_choose_the_server_or_the_query(promurl: str) -> None:
+    ctx = ToolContext(prometheus_url=promurl, at=float(END))
+    for extra in ({"url": "http://evil:9090"}, {"host": "evil"}, {"query": "up"}):
+        result = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate", **extra})
+        assert result.status == ToolStatus.INVALID_ARGUMENTS
+        assert "unknown argument" in result.summary
+    bad = call_tool(TOOL, ctx, {"service": 'x"}) or vector(1', "signal": "error_rate"})
+    assert bad.status == ToolStatus.INVALID_ARGUMENTS
+    assert call_tool(TOOL, ctx, {"service": "x", "signal": "up"}).status == (
+        ToolStatus.INVALID_ARGUMENTS
+    )
+
+
+def test_prometheus_down_is_a_result_not_an_exception() -> None:
+    with serve_json(lambda path, query: (200, {})) as url:
+        pass  # the port is closed again: nothing listens there
+    result, verdict = measure(url, "payment", "error_rate")
+    assert result.status == ToolStatus.UNAVAILABLE and "unreachable" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_prometheus_500_is_an_error_result_with_its_message() -> None:
+    error = {"status": "error", "errorType": "internal", "error": "query processing failed"}
+    seen: list[str] = []
+
+    def answer(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        seen.append(path)
+        return 500, error
+
+    with serve_json(answer) as url:
+        result, verdict = measure(url, "payment", "error_rate")
+    assert seen == ["/api/v1/query_range"]
+    assert result.status == ToolStatus.ERROR
+    assert "HTTP 500: query processing failed" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_a_hung_prometheus_times_out_as_a_result() -> None:
+    release = threading.Event()
+
+    def hang(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        release.wait(30)
+        return 200, {"status": "success", "data": {"resultType": "matrix", "result": []}}
+
+    quick = dataclasses.replace(TOOL, timeout_s=0.2)
+    with serve_json(hang) as url:
+        result = call_tool(quick, ToolContext(prometheus_url=url, at=float(END)),
+                           {"service": "payment", "signal": "error_rate"})  # fmt: skip
+        release.set()
+    assert result.status == ToolStatus.TIMEOUT
+    assert quick.check(result, "payment", float(END), 1800.0) == Verdict.INCONCLUSIVE

@@ -1,0 +1,53 @@
+"""The frontier rule on edge series and release timing, on hand-built facts (pure scorers)."""
+
+from __future__ import annotations
+
+from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries, Windows
+from stackgraph.rca.signals import change, telemetry
+
+WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
+FLAT = (3.0, 3.1, 2.9, 3.0, 3.05, 2.95, 3.0, 3.1, 2.9, 3.0)
+
+
+def _edge(caller: str, alert: tuple[float, ...]) -> ProbeSeries:
+    return ProbeSeries("latency", f"from:{caller}", FLAT, alert)
+
+
+def _facts(
+    probes: dict[str, tuple[ProbeSeries, ...]], changes: tuple[ChangeFact, ...] = ()
+) -> Facts:
+    nodes = {n: NodeFact(n) for n in ("front", "mid", "leaf", "other")}
+    nodes["front"] = NodeFact("front", position="anchor")
+    edges = (EdgeFact("front", "mid"), EdgeFact("mid", "leaf"), EdgeFact("front", "other"))
+    return Facts(anchor="front", nodes=nodes, edges=edges, probes=probes, windows=WIN,
+                 changes=changes)  # fmt: skip
+
+
+SLOW = (300.0, 310.0, 290.0, 300.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0)
+
+
+def test_blame_goes_to_the_deepest_service_whose_calls_in_moved() -> None:
+    facts = _facts({"mid": (_edge("front", SLOW),), "leaf": (_edge("mid", SLOW),),
+                    "other": (_edge("front", FLAT),)})  # fmt: skip
+    sig = telemetry(facts, {})
+    assert sig.scores["leaf"] > 0.5
+    assert sig.scores["mid"] == 0.0  # its own call out explains the calls into it
+    assert sig.scores["other"] == 0.0
+
+
+def test_small_latency_wander_is_not_an_edge_anomaly() -> None:
+    wander = tuple(v * 1.5 for v in FLAT)  # robust z is large, but latency did not double
+    facts = _facts({"leaf": (_edge("mid", wander),)})
+    assert telemetry(facts, {}).scores["leaf"] == 0.0
+
+
+def test_release_just_before_its_services_onset_beats_one_with_no_effect() -> None:
+    errs = ProbeSeries(
+        "errors", "from:mid", (0.0,) * 10, (0.0, 0.0, 0.3, 0.3, 0.3, 0.3) + (0.3,) * 4
+    )
+    changes = (
+        ChangeFact("leaf", "Deploy", 1030.0, "v2"),
+        ChangeFact("other", "Deploy", 1030.0, "v2"),
+    )
+    sig = change(_facts({"leaf": (errs,)}, changes), {})
+    assert sig.scores["leaf"] > 2 * sig.scores["other"] > 0
