@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from stackgraph import cypher
 from stackgraph.cypher import Query
+from stackgraph.timetravel import at_params
 
 from .anchor import anchor_names
 from .clock import parse_time
@@ -88,21 +89,29 @@ def _edge(src: str, dst: str, row: Mapping[str, Any]) -> EdgeFact:
     )
 
 
-def resolve_anchor(store: GraphReader, alert: Alert) -> tuple[NodeFact | None, str]:
-    """The Service the alert fired on, or None with the reason. Label priority:
-    service > app > job > pod (hash suffixes dropped) > a Deployment of that name."""
+def resolve_anchor(
+    store: GraphReader, alert: Alert, at: float | None = None
+) -> tuple[NodeFact | None, str]:
+    """The Service the alert fired on (in the graph as it was at `at`; None: now), or None
+    with the reason. Label priority: service > app > job > pod (hash suffixes dropped) >
+    a Deployment of that name."""
     names = anchor_names(alert.labels)
     if not names:
         return None, "the alert names no service (labels service/app/job/pod are all absent)"
-    rows = store.read(cypher.load("rca_anchor_services"), {"names": names, "limit": len(names)})
+    when = at_params(at)
+    rows = store.read(
+        cypher.load("rca_anchor_services"), {"names": names, "limit": len(names), **when}
+    )
     found = {str(r["name"]): r for r in rows}
     for name in names:
         if name in found:
             return _node(name, found[name], position="anchor"), ""
-    rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10})
+    rows = store.read(cypher.load("rca_anchor_deployments"), {"names": names, "limit": 10, **when})
     services = sorted({str(r["service"]) for r in rows if r.get("service")})
     if services:
-        again = store.read(cypher.load("rca_anchor_services"), {"names": services, "limit": 10})
+        again = store.read(
+            cypher.load("rca_anchor_services"), {"names": services, "limit": 10, **when}
+        )
         if again:
             return _node(str(again[0]["name"]), again[0], position="anchor"), ""
     return None, f"no Service or Deployment in the graph matches {names[:4]!r}"
@@ -137,7 +146,12 @@ _PREFETCH: dict[int, dict[tuple[Any, ...], list[dict[str, Any]]]] = {}
 def _neighbourhood(store: GraphReader, req: Request, anchor: str) -> list[dict[str, Any]]:
     """Downstream paths (kind 'path') and direct callers (kind 'caller') in one query."""
     hops = clamp_hops(req.hops)
-    params = {"anchor": anchor, "limit": req.path_limit, "callers": req.limit * 5}
+    params = {
+        "anchor": anchor,
+        "limit": req.path_limit,
+        "callers": req.limit * 5,
+        **at_params(req.as_of),
+    }
     return _prefetched(
         store,
         req,
@@ -205,7 +219,13 @@ def _changes_history(store: GraphReader, req: Request, facts: Facts) -> list[dic
     """Deploys, changes and incident history of the current candidates in one query."""
     names = candidate_names(facts)
     limit = max(50, req.limit * 10)
-    params = {"names": names, "anchor": facts.anchor, "limit": limit, "history": len(names)}
+    params = {
+        "names": names,
+        "anchor": facts.anchor,
+        "limit": limit,
+        "history": len(names),
+        **at_params(req.as_of),
+    }
     return _prefetched(
         store,
         req,
@@ -257,7 +277,9 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
 
 
 def history(store: GraphReader, req: Request, facts: Facts) -> Facts:
-    """Past incidents root-caused by a candidate: a prior, never proof."""
+    """Past incidents root-caused by a candidate: a prior, never proof. Only Active
+    ROOT_CAUSED_BY edges count (not Deprecated by feedback, not shadow Candidates), and at
+    `req.as_of` only those the graph held then."""
     hist = dict(facts.history)
     for r in _changes_history(store, req, facts):
         if r["kind"] != "history":

@@ -99,6 +99,8 @@ class Request:
     limit: int
     metrics: MetricsSource | None = None
     path_limit: int = 2000
+    as_of: float | None = None
+    """Answer on the graph as it was then (epoch seconds; None: now). Binds `$at`."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ def investigate(
     limit: int = 10,
     playbook: Playbook = DEFAULT,
     baseline: tuple[float, float] | None = None,
+    as_of: float | None = None,
 ) -> Plan:
     """Rank the likely root causes of `alert`.
 
@@ -52,6 +53,9 @@ def investigate(
     metrics probe gives an empty or partial plan whose `reason`/`notes` say why; this
     function does not raise for them. `baseline` overrides the baseline window (e.g. the
     same hour yesterday); by default it is the `baseline_span_s` before the alert window.
+    `as_of` answers on the graph as it was then (time travel: facts first seen later are
+    left out, Stale/Active as they were then); `at` only places the windows, so a replay
+    over a graph written today still sees it.
     """
     hops = clamp_hops(hops)
     limit = max(1, min(int(limit), 200))
@@ -76,10 +80,11 @@ def investigate(
         )
 
     try:
-        anchor, why = resolve_anchor(store, alert)
+        anchor, why = resolve_anchor(store, alert, at=as_of)
         if anchor is None:
             return plan(None, why)
-        request = Request(alert, win, hops, limit, metrics)
+        request = Request(alert, win, hops, limit, metrics,
+                          as_of=None if as_of is None else float(as_of))  # fmt: skip
         facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
         facts = gather(store, request, facts, playbook)
         signals = score(facts, playbook)

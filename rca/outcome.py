@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,9 +145,14 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
     cause = outcome.root_cause
     if cause is not None:
         hyp = run.sink.hypotheses[cause]
+        # a later write (the alert resolving) must not revive a cause feedback rejected
+        overruled = outcome.feedback == "wrong" or (
+            outcome.feedback == "confirmed" and outcome.confirmed_root_cause != cause
+        )
+        status, conf = ("Deprecated", 0.0) if overruled else (shadow_status, hyp.confidence)
         batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(cause, hyp.kind), {
-            "outcome": outcome.feedback, "shadow": outcome.shadow, "by": "agent",
-        }, SYNTHETIC, shadow_status, hyp.confidence))  # fmt: skip
+            "outcome": "wrong" if overruled else outcome.feedback, "shadow": outcome.shadow,
+            "by": "agent"}, SYNTHETIC, status, conf))  # fmt: skip
     return batch
 
 
@@ -200,18 +206,29 @@ class OutcomeWriter:
     def symptom_exists(self, name: str) -> bool:
         return bool(self.store.read(cypher.load("sg_service_exists"), {"name": name}))
 
-    def write(self, batch: RecordBatch) -> IngestReport:
+    @contextmanager
+    def leased(self, who: str = "api-writeback") -> Iterator[GraphIngestor]:
+        """A `GraphIngestor` holding the lease for one block of writes (e.g. a memory
+        episode: read the current version, write the new one, expire the old one)."""
         waited = 0.0
+        writer = GraphIngestor(self.store, self.batch_size, self.lease_ttl_s, who=who)
         while True:
             try:
-                with GraphIngestor(self.store, self.batch_size, self.lease_ttl_s,
-                                   who="api-writeback") as writer:  # fmt: skip
-                    return writer.write(batch)
+                writer.lease.acquire()
+                break
             except LeaseHeldError:
                 if waited >= self.lease_wait_s:
                     raise
                 self.sleep(0.5)
                 waited += 0.5
+        try:
+            yield writer
+        finally:
+            writer.lease.release()
+
+    def write(self, batch: RecordBatch) -> IngestReport:
+        with self.leased() as writer:
+            return writer.write(batch)
 
     def write_outcome(self, outcome: IncidentOutcome) -> IngestReport:
         return self.write(outcome_records(outcome, self.symptom_exists(outcome.symptom)))

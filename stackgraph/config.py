@@ -171,6 +171,9 @@ class Settings(BaseSettings):
     # -- incident memory (memory/): vectors in Qdrant when `qdrant_url` is set, else in
     # FalkorDB's HNSW index; embeddings from `ollama_host` (embed_model) or offline MiniLM --
     memory_collection: str = Field(default="stackgraph_memory", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # -- memory wiring (stackgraph/api/memory_hooks.py) --
+    api_memory: bool = True
+    """`serve` records episodes, supersedes them on feedback and answers memory search."""
 
     @classmethod
     def settings_customise_sources(

@@ -27,6 +27,8 @@ class PlanAnswer(TypedDict):
 
 class MemoryAnswer(TypedDict):
     available: bool
+    status: str
+    """success | no_data | error | unavailable"""
     message: str
     hits: list[dict[str, Any]]
 
@@ -35,12 +37,26 @@ def build_server(settings: Settings) -> MCPServer:
     server = MCPServer("stackgraph")
     lock = threading.Lock()
     opened: list[GraphStore] = []
+    memories: list[Any] = []
 
     def store() -> GraphStore:
         with lock:
             if not opened:
                 opened.append(GraphStore.open(settings))
             return opened[0]
+
+    def memory() -> Any:
+        """The incident memory, opened once on first use (like the store)."""
+        from stackgraph.memory import default_embedder, open_memory
+
+        st = store()
+        with lock:
+            if not memories:
+                memories.append(open_memory(
+                    st, default_embedder(settings.ollama_host, settings.embed_model),
+                    qdrant_url=settings.qdrant_url, collection=settings.memory_collection,
+                ))  # fmt: skip
+            return memories[0]
 
     @server.tool(name="query_stack_graph")
     def query_stack_graph_tool(
@@ -62,8 +78,23 @@ def build_server(settings: Settings) -> MCPServer:
                           candidates=list(data["candidates"]))  # fmt: skip
 
     @server.tool(name="memory_lookup")
-    def memory_lookup_tool(query: str, limit: int = 5) -> MemoryAnswer:
-        """Past incidents similar to `query` (incident memory)."""
-        return MemoryAnswer(available=False, message="memory not available", hits=[])
+    def memory_lookup_tool(
+        query: str, service: str | None = None, limit: int = 5, as_of: float | None = None,
+        known_at: float | None = None,
+    ) -> MemoryAnswer:  # fmt: skip
+        """Past incidents similar to `query` (symptom, alert, service), with their root cause
+        and why each matched. `as_of` / `known_at` (epoch seconds): what was true / known."""
+        from stackgraph.memory import memory_lookup
+
+        try:
+            mem = memory()
+        except Exception as exc:  # no memory is an answer, not a crash of the server
+            return MemoryAnswer(available=False, status="unavailable",
+                                message=f"memory not available: {exc}", hits=[])  # fmt: skip
+        found = memory_lookup(store(), query, memory=mem, service=service, limit=limit,
+                              as_of=as_of, known_at=known_at)  # fmt: skip
+        data = found.to_dict()
+        return MemoryAnswer(available=True, status=data["status"], message=data["message"],
+                            hits=list(data["hits"]))  # fmt: skip
 
     return server

@@ -39,6 +39,7 @@ from .evidence import (
 from .parse import ToolCall, calls_in_text, structured_calls
 from .report import Report, build_report
 from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
+from .tools_graph import similar_incidents
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +236,16 @@ class Agent:
     # -- the loop ---------------------------------------------------------------------
 
     def investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
+        """Verify the plan; the report also cites similar past incidents (memory search,
+        no model) when the context has an incident memory."""
+        run = self._investigate(alert, plan, ctx)
+        similar, note = similar_incidents(ctx)
+        run.report.similar = similar
+        if note:
+            run.report.notes.append(note)
+        return run
+
+    def _investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
         start = self.clock()
         deadline = start + self.config.wall_clock_s
         sink = self._seed(plan)

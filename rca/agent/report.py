@@ -31,6 +31,8 @@ class Report:
     ending: str
     narration: str = ""
     notes: list[str] = field(default_factory=list)
+    similar: list[dict[str, Any]] = field(default_factory=list)
+    """Similar past incidents found by memory search (hits' dicts), cited as found."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class Report:
             "ending": self.ending,
             "narration": self.narration,
             "notes": self.notes,
+            "similar": self.similar,
             "text": self.text(),
         }
 
@@ -52,11 +55,25 @@ class Report:
             )
         lines += ["", "## Summary", self.summary, "", "## Actions"]
         lines += [f"- **{a.kind}**: {a.text} _(because: {a.because})_" for a in self.actions]
+        if self.similar:
+            lines += ["", "## Similar past incidents"]
+            lines += [similar_line(h) for h in self.similar]
         if self.narration:
             lines += ["", "## Narration", self.narration]
         if self.notes:
             lines += ["", "## Notes", *[f"- {n}" for n in self.notes]]
         return "\n".join(lines)
+
+
+def similar_line(hit: dict[str, Any]) -> str:
+    """One cited past incident: what it was, what caused it, why it matched."""
+    cause = hit.get("root_cause") or "unknown"
+    fix = f"; resolution: {hit['resolution']}" if hit.get("resolution") else ""
+    why = ", ".join(str(w) for w in hit.get("why", [])) or "-"
+    return (
+        f"- {hit.get('incident')} on {hit.get('service') or '?'}: {hit.get('symptom') or '-'} "
+        f"(root cause: {cause}{fix}) _(matched by {why})_"
+    )
 
 
 def symptom_of(alert: Alert) -> tuple[str, str]:

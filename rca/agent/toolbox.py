@@ -76,7 +76,7 @@ class ToolContext:
     kube_namespace: str = "default"
     window_s: float = 1800.0
     memory: Any = None
-    """A memory lookup callable `(query, limit) -> list[dict]`, or None until wired."""
+    """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""
 
     def now(self) -> float:
         if self.at is not None:
@@ -148,6 +148,9 @@ def validate_args(tool: Tool, args: Any) -> tuple[dict[str, Any] | None, str]:
             if not isinstance(value, int) or isinstance(value, bool):
                 return None, f"{tool.name}: argument {name!r} must be an integer"
             value = max(spec.get("minimum", value), min(spec.get("maximum", value), value))
+        elif kind == "number":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return None, f"{tool.name}: argument {name!r} must be a number"
         elif kind == "boolean":
             if not isinstance(value, bool):
                 return None, f"{tool.name}: argument {name!r} must be true or false"

@@ -1,5 +1,5 @@
 """Graph-side tools: `query_stack_graph` (telemetry and deploys around a suspect) and
-`memory_lookup` (incident memory; says so while it is not wired)."""
+`memory_lookup` (incident memory; "memory not available" when the service has none)."""
 
 from __future__ import annotations
 
@@ -97,32 +97,90 @@ def graph_tool() -> Tool:
 
 
 def _run_memory(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    """`stackgraph.memory.memory_lookup` over the memory the service opened (ctx.memory);
+    searched from the alert's service, so graph proximity starts where the symptom is."""
     if ctx.memory is None:
         return ToolResult(ToolStatus.UNAVAILABLE, "memory not available")
-    hits = ctx.memory(str(args["query"]), int(args.get("limit", 5)))
-    if not hits:
-        return ToolResult(ToolStatus.NO_DATA, "no similar past incident")
-    lines = [str(h.get("summary") or h) for h in hits]
-    return ToolResult(ToolStatus.SUCCESS, "; ".join(lines)[:2000], {"hits": list(hits)})
+    from stackgraph.memory import memory_lookup
+
+    found = memory_lookup(
+        ctx.store, str(args["query"]), memory=ctx.memory, service=_alert_service(ctx),
+        limit=int(args.get("limit", 5)), as_of=_num(args.get("as_of")),
+        known_at=_num(args.get("known_at")),
+    )  # fmt: skip
+    hits = [h.to_dict() for h in found.hits]
+    status = {"success": ToolStatus.SUCCESS, "no_data": ToolStatus.NO_DATA}.get(
+        found.status, ToolStatus.ERROR
+    )
+    lines = [found.message] + [
+        f"{h['incident']} on {h['service']}: {h['symptom']} (root cause: "
+        f"{h['root_cause'] or 'unknown'})"
+        for h in hits
+    ]
+    return ToolResult(status, "; ".join(lines)[:2000], {"hits": hits})
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _alert_service(ctx: ToolContext) -> str | None:
+    if ctx.alert is None:
+        return None
+    labels = dict(ctx.alert.labels)
+    return labels.get("service") or labels.get("job") or labels.get("app") or None
 
 
 def _check_memory(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
-    """A past incident root-caused by the same suspect supports it (a prior, not proof)."""
+    """A similar past incident whose root cause was this suspect supports it (a prior,
+    not proof); anything else says nothing about it."""
+    if result.status != ToolStatus.SUCCESS:
+        return Verdict.INCONCLUSIVE
     for hit in result.data.get("hits", []):
-        if str(hit.get("root_cause", "")) in {suspect, f"Service:{suspect}"}:
+        if str(hit.get("root_cause", "")).strip().lower() in {
+            suspect.lower(),
+            f"service:{suspect.lower()}",
+        }:
             return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
+
+
+def similar_incidents(ctx: ToolContext, limit: int = 3) -> tuple[list[dict[str, Any]], str]:
+    """Past incidents like the alert, for the report (no LLM): (hits, note). The alert's
+    own incident is left out; a failure is a note, never an exception."""
+    if ctx.memory is None or ctx.alert is None:
+        return [], ""
+    from stackgraph.memory import search
+
+    labels = dict(ctx.alert.labels)
+    service = _alert_service(ctx)
+    query = " ".join(
+        x for x in (labels.get("alertname", ""), f"on {service}" if service else "",
+                    str(ctx.alert.annotations.get("summary", ""))) if x
+    )  # fmt: skip
+    try:
+        hits = search(ctx.store, query or "incident", memory=ctx.memory, service=service,
+                      limit=limit, exclude=[str(ctx.alert.fingerprint or "")])  # fmt: skip
+    except Exception as exc:  # the report is written with or without the memory
+        return [], f"memory search failed: {type(exc).__name__}: {exc}"
+    return [h.to_dict() for h in hits], ""
 
 
 def memory_tool() -> Tool:
     return Tool(
         name="memory_lookup",
-        description="Search past incidents similar to this one (incident memory).",
+        description=(
+            "Search past incidents similar to this one (incident memory): their root cause "
+            "and resolution. Supports `service` when a similar incident was caused by it."
+        ),
         parameters={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "What to look for."},
+                "query": {"type": "string", "description": "Symptom, alert, service."},
+                "service": service_param(),
                 "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                "as_of": {"type": "number", "description": "What was true then (epoch s)."},
+                "known_at": {"type": "number", "description": "What was known then."},
             },
             "required": ["query"],
         },

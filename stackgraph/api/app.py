@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from stackgraph.config import Settings
+from stackgraph.memory import Memory
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.rca.outcome import OutcomeWriter
@@ -18,8 +19,9 @@ from stackgraph.store import GraphStore
 
 from .deps import load_token
 from .limits import BodyLimit
+from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
-from .routers import alerts, health, incidents, investigate, tools
+from .routers import alerts, health, incidents, investigate, memory, tools
 from .service import IncidentService, PlanFn, default_plan
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,9 @@ def _kube_client(settings: Settings) -> Any:
     return client.ApiClient()
 
 
-def context_from(settings: Settings, store: GraphStore) -> Callable[[Alert, Plan], ToolContext]:
+def context_from(
+    settings: Settings, store: GraphStore, memory: Memory | None = None
+) -> Callable[[Alert, Plan], ToolContext]:
     kube = _kube_client(settings)
 
     def make(alert: Alert, plan: Plan) -> ToolContext:
@@ -58,7 +62,7 @@ def context_from(settings: Settings, store: GraphStore) -> Callable[[Alert, Plan
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             repos=dict(settings.agent_repos), kube=kube,
-            kube_namespace=settings.agent_kube_namespace,
+            kube_namespace=settings.agent_kube_namespace, memory=memory,
         )  # fmt: skip
 
     return make
@@ -72,9 +76,11 @@ def create_app(
     agent: Agent | None = None,
     context_fn: Callable[[Alert, Plan], ToolContext] | None = None,
     token: str | None = None,
+    memory_fn: Callable[[GraphStore], Memory | None] | None = None,
 ) -> FastAPI:
-    """Build the API. `store`, `plan_fn`, `agent` and `context_fn` may be injected; by
-    default the store is opened from settings in the lifespan and closed after."""
+    """Build the API. `store`, `plan_fn`, `agent`, `context_fn` and `memory_fn` (the
+    incident memory, or None for none) may be injected; by default the store and the
+    memory are opened from settings in the lifespan, once, and the store closed after."""
     api_token = token or load_token(settings)
     metrics = ApiMetrics()
 
@@ -82,20 +88,30 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = store is None
         st = GraphStore.open(settings) if store is None else store
+        mem: Memory | None = None
+        if memory_fn is not None:
+            mem = memory_fn(st)
+        elif settings.api_memory:
+            mem = open_api_memory(settings, st, metrics)
+        writer = OutcomeWriter(st, batch_size=settings.batch_size,
+                               lease_ttl_s=settings.lease_ttl_s,
+                               lease_wait_s=settings.api_lease_wait_s)  # fmt: skip
         service = IncidentService(
             st,
             plan_fn=plan_fn,
             agent=agent or agent_from(settings),
-            context_fn=context_fn or context_from(settings, st),
-            writer=OutcomeWriter(st, batch_size=settings.batch_size,
-                                 lease_ttl_s=settings.lease_ttl_s,
-                                 lease_wait_s=settings.api_lease_wait_s),
+            context_fn=context_fn or context_from(settings, st, mem),
+            writer=writer,
             queue_size=settings.api_queue_size,
             workers=settings.api_workers,
             shadow=settings.shadow_mode,
             metrics=metrics,
         )  # fmt: skip
-        app.state.store, app.state.service = st, service
+        if mem is not None:
+            recorder = EpisodeRecorder(mem, writer, metrics)
+            service.on_concluded.append(recorder.concluded)
+            service.on_feedback.append(recorder.feedback)
+        app.state.store, app.state.service, app.state.memory = st, service, mem
         service.start()
         try:
             yield
@@ -113,8 +129,9 @@ def create_app(
     app.state.token = api_token
     app.state.metrics = metrics
     app.state.settings = settings
+    app.state.memory = None
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     for router in (alerts.router, incidents.router, investigate.router, tools.router,
-                   health.router):  # fmt: skip
+                   memory.router, health.router):  # fmt: skip
         app.include_router(router)
     return app

@@ -31,3 +31,8 @@ class ApiMetrics:
         self.writeback_failures = Counter(
             "stackgraph_writeback_failures", "Write-backs that failed.", registry=self.registry
         )
+        self.memory_failures = Counter(
+            "stackgraph_memory_failures",
+            "Incident-memory operations that failed (open, record, supersede, search).",
+            ["op"], registry=self.registry,
+        )  # fmt: skip

@@ -12,6 +12,8 @@ from stackgraph.rca.model import Alert
 _FINGERPRINT = r"^[A-Za-z0-9._-]{1,128}$"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$"
 Labels = dict[str, str]
+NAME_PATTERN = _NAME
+"""A service / datastore name as routes accept it."""
 
 
 class AlertmanagerAlert(BaseModel):
@@ -161,3 +163,23 @@ class Problem(BaseModel):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class MemoryHitView(BaseModel):
+    """A past incident the memory recalls; `why` names the retrievers that found it."""
+
+    incident: str
+    version: int
+    score: float
+    why: list[str]
+    retrievers: dict[str, int]
+    shared_entities: list[str] = []
+    service: str = ""
+    alert: str = ""
+    symptom: str = ""
+    root_cause: str = ""
+    resolution: str = ""
+    t_valid: float | None = None
+    t_invalid: float | None = None
+    ingested_at: float | None = None
+    expired_at: float | None = None

@@ -96,7 +96,9 @@ class IncidentService:
         self.clock = clock
         self.incidents: dict[str, Incident] = {}
         self.on_concluded: list[Hook] = []
-        """Called with each finished outcome (the memory engineer writes episodes here)."""
+        """Called with each finished outcome (the incident memory records episodes here)."""
+        self.on_feedback: list[Hook] = []
+        """Called after feedback was written (the memory supersedes the episode here)."""
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
@@ -236,12 +238,16 @@ class IncidentService:
         self.metrics.duration.observe(time.monotonic() - started)
         self.metrics.investigations.labels(str(run.ending)).inc()
         self._write(incident)
+        self._call(self.on_concluded, outcome)
         incident.state = "done" if incident.error is None else "failed"
-        for hook in list(self.on_concluded):
+
+    @staticmethod
+    def _call(hooks: list[Hook], outcome: IncidentOutcome) -> None:
+        for hook in list(hooks):
             try:
                 hook(outcome)
-            except Exception:
-                log.exception("on_concluded hook %r failed", hook)
+            except Exception:  # a hook never fails the investigation or the feedback
+                log.exception("hook %r failed", hook)
 
     def _write(self, incident: Incident) -> None:
         try:
@@ -258,4 +264,5 @@ class IncidentService:
         self.writer.write_feedback(incident.outcome, verdict, root_cause)
         incident.outcome.feedback = verdict
         incident.outcome.confirmed_root_cause = root_cause if verdict == "confirmed" else None
+        self._call(self.on_feedback, incident.outcome)
         return incident

@@ -38,7 +38,9 @@ def detail_view(incident: Incident) -> IncidentDetail:
     data: dict[str, Any] = summary(incident)
     data["plan"] = o.plan.to_dict() if o.plan is not None else None
     data["error"] = incident.error
-    data["writeback"] = incident.writeback
+    data["writeback"] = dict(incident.writeback)
+    if "memory" in o.extra:
+        data["writeback"]["memory"] = o.extra["memory"]
     if run is not None:
         hyps = [HypothesisView(**h.as_dict()) for h in run.hypotheses]
         data["hypotheses"] = hyps

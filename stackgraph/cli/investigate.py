@@ -67,13 +67,16 @@ def investigate(
     ctx: typer.Context,
     service: Annotated[str, typer.Option("--service", help="The alerting service.")],
     at: Annotated[
-        str | None, typer.Option("--at", help="Investigation time: epoch seconds or ISO 8601.")
+        str | None,
+        typer.Option("--at", help="Investigate on the graph as it was then (epoch s or ISO 8601)."),
     ] = None,
     hops: Annotated[int, typer.Option("--hops", help="Neighbourhood depth (clamped 1..4).")] = 2,
     limit: Annotated[int, typer.Option("--limit", help="Candidates to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """Rank the likely root causes of an alert on SERVICE (fail-open: empty plan + reason)."""
+    """Rank the likely root causes of an alert on SERVICE (fail-open: empty plan + reason).
+    With --at, the graph as it was then: facts first seen later are left out, and edges
+    are Stale or Active as they were then."""
     from stackgraph.rca import Alert, parse_time
     from stackgraph.rca import investigate as run
 
@@ -84,7 +87,8 @@ def investigate(
             raise typer.BadParameter(f"--at {at!r} is neither epoch seconds nor ISO 8601")
     settings = state_of(ctx).settings()
     with open_store(settings) as store:
-        plan = run(store, Alert({"service": service}), at=when, hops=hops, limit=limit)
+        plan = run(store, Alert({"service": service}), at=when, as_of=when, hops=hops,
+                   limit=limit)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(plan_json(plan), indent=2) + "\n")
         return

@@ -1,6 +1,6 @@
 """End to end: a real Alertmanager delivers its webhook to a real `stackgraph serve`
 (uvicorn on a free port, bearer token via http_config), and the incident appears with its
-plan, evidence and write-back in FalkorDB."""
+plan, evidence and write-back in FalkorDB, and as an episode of the incident memory."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from sgtest import require
 
 from stackgraph.api import create_app
 from stackgraph.config import Settings
+from stackgraph.memory import current_version
 from stackgraph.rca.agent import ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.store import GraphStore
@@ -135,6 +136,14 @@ def test_alertmanager_webhook_end_to_end(
         "MATCH (i:Incident {fingerprint:$f})-[:ROOT_CAUSED_BY]->(r) "
         "RETURN i.conclusion, r.name", {"f": fp}).result_set  # fmt: skip
     assert stored == [["payment", "payment"]]
+    # the concluded incident is an episode of the incident memory, found by search
+    assert done["writeback"]["memory"]["recorded"] is True
+    episode = current_version(platform, fp)
+    assert episode is not None and episode.fields["root_cause"] == "payment"
+    hits = httpx.get(f"{api_url}/api/v1/memory/search",
+                     params={"q": "checkout 5xx HighErrorRate", "service": "checkout"},
+                     headers={"Authorization": f"Bearer {TOKEN}"}).json()  # fmt: skip
+    assert hits[0]["incident"] == fp and hits[0]["root_cause"] == "payment"
     # resolving in Alertmanager closes the incident
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     body[0]["endsAt"] = now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -208,7 +209,9 @@ def test_adhoc_investigation_and_graph_tool(client: TestClient) -> None:
     sentences = g.json()["sentences"]
     assert any(s.startswith("checkout calls payment (error rate 12%, p95 840 ms, 5000 traces, "
                             "from Tempo, seen") for s in sentences)  # fmt: skip
-    assert "frontend calls checkout (from StaticInfra, seen 0 s ago)" in sentences
+    # the age depends on how long the investigation took; the sentence's shape does not
+    assert any(re.fullmatch(r"frontend calls checkout \(from StaticInfra, seen \d+ s ago\)", s)
+               for s in sentences)  # fmt: skip
     paths = client.post("/api/v1/tools/query_stack_graph", headers=AUTH,
                         json={"service": "frontend", "other": "payment"}).json()  # fmt: skip
     assert paths["paths"] == [["frontend", "checkout", "payment"]]
