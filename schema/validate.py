@@ -55,14 +55,26 @@ def check_value(value: Any) -> str | None:
     return _check_scalar(value)
 
 
+_GOOD_NAMES: set[str] = set()
+
+
 def _props(props: Mapping[str, Any]) -> list[Problem]:
     out: list[Problem] = []
     for name, value in props.items():
+        # fast path: a known-good name and a plain scalar (the 99% case of a big ingest)
+        if name in _GOOD_NAMES:
+            t = type(value)
+            if t is int or t is bool or (t is str and value.isascii() and "\x00" not in value):
+                continue
+            if t is float and math.isfinite(value):
+                continue
         if not isinstance(name, str) or not _PROP_NAME.match(name):
             out.append((str(name), "is not a valid property name"))
         elif name in _OWNED or name.startswith(INTERNAL_PREFIX):
             out.append((name, "is owned by the writer"))
         else:
+            if len(_GOOD_NAMES) < 10_000:
+                _GOOD_NAMES.add(name)
             problem = check_value(value)
             if problem:
                 out.append((name, problem))
@@ -84,7 +96,24 @@ def _provenance(source: str, status: str, confidence: float) -> list[Problem]:
     return out
 
 
+_GOOD_REFS: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
+
+
 def _ref(ref: NodeRef, field: str) -> list[Problem]:
+    """Edges name the same endpoints many times over: remember the valid ones."""
+    try:
+        ident = (ref.label, tuple(ref.key.items()))
+        if ident in _GOOD_REFS:
+            return []
+    except TypeError:  # an unhashable key value: the slow path reports it
+        ident = None
+    out = _check_ref(ref, field)
+    if not out and ident is not None and len(_GOOD_REFS) < 200_000:
+        _GOOD_REFS.add(ident)
+    return out
+
+
+def _check_ref(ref: NodeRef, field: str) -> list[Problem]:
     spec = LABELS.get(ref.label)
     if spec is None:
         return [(field, f"unknown label {ref.label!r}")]
