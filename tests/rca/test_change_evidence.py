@@ -29,19 +29,19 @@ def shop(store: GraphStore) -> None:
     """checkout → payment; PR #17 changed payment directly and through its main.py; a
     HelmRelease of payment carries it (as the flux lane writes it)."""
     unit = NodeRecord("CodeUnit", {"repo": "shop", "path": "services/payment/app/main.py"})
-    change = NodeRecord("Change", {"repo": "shop", "commit_sha": SHA},
-                        {"committed_at": T0 - 1740, "summary": "Merge pull request #17"}, "Git")  # fmt: skip
+    merged = {"committed_at": T0 - 1740, "summary": "Merge pull request #17"}
+    change = NodeRecord("Change", {"repo": "shop", "commit_sha": SHA}, merged, "Git")
     deploy_key = {"service": "payment", "image_digest": DIGEST, "deployed_at": T0 - 780}
     deploy = NodeRecord("Deploy", deploy_key, {
         "via": "HelmRelease", "release": "shop/payment", "chart_name": "payment",
         "chart_version": "1.9.2+a9fae1a5b2e5", "revision": SHA[:12], "release_version": 4,
     }, "StaticInfra")  # fmt: skip
+    failing = {"error_rate": 0.14, "latency_p95_ms": 1540.0}
     batch = RecordBatch(
         nodes=[NodeRecord("Service", {"name": n}) for n in ("checkout", "payment")]
         + [unit, change, deploy],
         edges=[
-            EdgeRecord("CALLS", svc("checkout"), svc("payment"),
-                       {"error_rate": 0.14, "latency_p95_ms": 1540.0}, "Tempo"),  # fmt: skip
+            EdgeRecord("CALLS", svc("checkout"), svc("payment"), failing, "Tempo"),
             EdgeRecord("IMPLEMENTS", unit.ref, svc("payment")),
             EdgeRecord("CHANGED", change.ref, svc("payment"), {}, "Git"),
             EdgeRecord("CHANGED", change.ref, unit.ref, {}, "Git"),
