@@ -234,6 +234,25 @@ def _changes_history(store: GraphReader, req: Request, facts: Facts) -> list[dic
     )
 
 
+def deploy_ref(props: Mapping[str, Any]) -> str:
+    """What a human recognises a rollout by: its image (or version); for a HelmRelease
+    the chart and chart version, for a Kustomization its name, each with the source
+    revision it carries; the release digest only when nothing else is known."""
+    image = props.get("image") or props.get("version")
+    if image:
+        return str(image)
+    chart = str(props.get("chart_version") or "")
+    parts: list[str] = []
+    if chart:
+        parts.append(f"{props.get('chart_name') or 'chart'} {chart}")
+    elif props.get("kustomization"):
+        parts.append(str(props["kustomization"]))
+    short = str(props.get("revision") or "")[:12]
+    if short and short[:7] not in chart:  # "1.9.2+a9fae1a5b2e5" already names it
+        parts.append(f"revision {short}")
+    return ", ".join(parts) or str(props.get("image_digest") or "?")
+
+
 def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """Deploys and changes of any candidate (time-filtered by the change scorer)."""
     out = list(facts.changes)
@@ -245,21 +264,27 @@ def changes(store: GraphReader, req: Request, facts: Facts) -> Facts:
         at = parse_time(p.get("deployed_at"))
         if at is None:
             continue
-        image = str(p.get("image") or p.get("version") or p.get("image_digest") or "?")
         out.append(
             ChangeFact(
                 str(row["service"]),
                 "Deploy",
                 at,
-                image,
+                deploy_ref(p),
                 _str(p.get("source")),
                 _str(p.get("status")),
             )
         )
+    seen: set[tuple[str, Any, Any]] = set()
     for row in rows:
         if row["kind"] != "change":
             continue
         p = row["props"] or {}
+        # A Change that touched the service and one of its code units comes back once
+        # per path (CHANGED → Service, CHANGED → CodeUnit → Service): count it once.
+        ident = (str(row["service"]), p.get("repo"), p.get("commit_sha"))
+        if ident in seen:
+            continue
+        seen.add(ident)
         at = None
         for key in ("merged_at", "committed_at", "authored_at", "at", "timestamp"):
             at = parse_time(p.get(key))

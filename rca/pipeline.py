@@ -89,7 +89,15 @@ def score(facts: Facts, playbook: Playbook) -> dict[str, Signal]:
 
 
 def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
+    """The checks that can confirm or refute a candidate, most telling first.
+
+    Telemetry evidence (a Tempo edge into the candidate) leads with `query_stack_graph`,
+    the one offline check that reads those edges' error rate and p95, so the agent's
+    floor verifies what the plan ranked on even with no Prometheus, cluster or Git.
+    """
     tools = ["prometheus_query"]
+    if any(e.signal == "telemetry" for e in evidence):
+        tools.insert(0, "query_stack_graph")
     if kind == "Service":
         tools.append("k8s_events")
     kinds = {(e.ref or "").split(":", 1)[0] for e in evidence if e.signal == "change"}

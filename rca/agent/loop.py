@@ -39,7 +39,7 @@ from .evidence import (
 from .parse import ToolCall, calls_in_text, structured_calls
 from .report import Report, build_report
 from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
-from .tools_graph import similar_incidents
+from .tools_graph import alert_query, similar_incidents
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,8 @@ class Agent:
         self, ctx: ToolContext, sink: EvidenceSink, deadline: float, events: list[str]
     ) -> int:
         calls = 0
-        for hyp in sink.ranked()[: self.config.top_k]:
+        ranked = sink.ranked()[: self.config.top_k]
+        for hyp in ranked:
             for spec in hyp.suggested_tools or DEFAULT_SUGGESTED:
                 if self.clock() > deadline:
                     return calls
@@ -222,6 +223,14 @@ class Agent:
                         show = {"service": hyp.suspect, "sha": recent}
                         self._run_tool(self.tools["git_show"], show, ctx, sink)
                         calls += 1
+        if ranked and ctx.memory is not None and "memory_lookup" in self.tools:
+            if self.clock() > deadline:
+                return calls
+            # Past incidents as tool evidence without a model: was the top suspect the
+            # root cause of incidents like this one?
+            ask = {"query": alert_query(ctx), "service": ranked[0].suspect}
+            self._run_tool(self.tools["memory_lookup"], ask, ctx, sink)
+            calls += 1
         return calls
 
     @staticmethod

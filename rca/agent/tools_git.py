@@ -17,6 +17,8 @@ from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, se
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _SEP = "\x1f"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A service name usable as a folder name (no `/`, no pathspec magic)."""
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -37,22 +39,44 @@ def _repo(ctx: ToolContext, service: str) -> Path | None:
     return Path(path) if path else None
 
 
+def service_path(repo: Path, service: str) -> str:
+    """The service's folder in a monorepo, as the change and code lanes infer it:
+    `services/<name>/`, else `<name>/` (also with `-` as `_`); "" when the repository
+    has neither (a repository of its own: all of it is the service's)."""
+    names = list(dict.fromkeys((service, service.replace("-", "_"))))
+    if not all(_NAME.match(n) for n in names):
+        return ""
+    wanted = [f"services/{n}" for n in names] + names
+    out = _git(repo, "ls-tree", "-d", "--name-only", "HEAD", "--", *wanted)
+    found = set(out.splitlines())
+    return next((f"{w}/" for w in wanted if w in found), "")
+
+
+def _where(repo: Path, path: str) -> str:
+    return f"{repo.name}:{path}" if path else repo.name
+
+
 def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    """Commits that touched the service's folder (merges that landed them included, at
+    their merge time), so one service is not supported by another's change."""
     service = str(args["service"])
     repo = _repo(ctx, service)
     if repo is None:
         return ToolResult(ToolStatus.UNAVAILABLE, f"no repository is mapped for {service}")
     now = ctx.now()
+    path = service_path(repo, service)
     out = _git(
-        repo, "log", f"--max-count={int(args.get('limit', 10))}",
+        repo, "log", "--full-history", f"--max-count={int(args.get('limit', 10))}",
         f"--until=@{int(now)}", f"--format=%H{_SEP}%ct{_SEP}%an{_SEP}%s",
+        *(["--", path] if path else []),
     )  # fmt: skip
     commits: list[dict[str, Any]] = []
     for line in out.splitlines():
         sha, ts, author, subject = line.split(_SEP, 3)
         commits.append({"sha": sha, "time": float(ts), "author": author, "subject": subject})
+    where = _where(repo, path)
     if not commits:
-        return ToolResult(ToolStatus.NO_DATA, f"no commits in {repo.name} before the alert")
+        return ToolResult(ToolStatus.NO_DATA, f"no commits in {where} before the alert")
     recent = [c for c in commits if now - ctx.window_s <= c["time"] <= now]
     text = "; ".join(
         f"{c['sha'][:10]} {int((now - c['time']) // 60)} min before the alert: {c['subject']}"
@@ -60,9 +84,9 @@ def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     )
     return ToolResult(
         ToolStatus.SUCCESS,
-        f"{len(recent)} commit(s) to {repo.name} within {int(ctx.window_s // 60)} min of the "
+        f"{len(recent)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
         f"alert; {text}",
-        {"commits": commits, "recent": recent, "repo": repo.name},
+        {"commits": commits, "recent": recent, "repo": repo.name, "path": path},
     )
 
 
@@ -78,15 +102,20 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     repo = _repo(ctx, service)
     if repo is None:
         return ToolResult(ToolStatus.UNAVAILABLE, f"no repository is mapped for {service}")
-    out = _git(repo, "show", "--stat", f"--format=%H{_SEP}%ct{_SEP}%s", sha, "--")
-    head, _, stat = out.partition("\n")
-    full, ts, subject = head.split(_SEP, 2)
+    path = service_path(repo, service)
+    head = _git(repo, "show", "-s", f"--format=%H{_SEP}%ct{_SEP}%s", sha, "--")
+    full, ts, subject = head.strip().split(_SEP, 2)
+    stat = _git(repo, "show", "--stat", "--diff-merges=first-parent", "--format=", full,
+                "--", *([path] if path else []))  # fmt: skip
+    data = {"sha": full, "time": float(ts), "subject": subject, "repo": repo.name,
+            "path": path, "stat": stat[:4000]}  # fmt: skip
+    if not stat.strip():  # a merge's files are those it brought onto its first parent
+        return ToolResult(ToolStatus.NO_DATA,
+                          f"{full[:10]} {subject}: changes nothing in {_where(repo, path)}",
+                          data)  # fmt: skip
     return ToolResult(
-        ToolStatus.SUCCESS,
-        f"{full[:10]} {subject}: {stat.strip().splitlines()[-1] if stat.strip() else ''}",
-        {"sha": full, "time": float(ts), "subject": subject, "repo": repo.name,
-         "stat": stat[:4000]},
-    )  # fmt: skip
+        ToolStatus.SUCCESS, f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}", data
+    )
 
 
 def _check_show(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:

@@ -103,12 +103,16 @@ def _run_memory(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.UNAVAILABLE, "memory not available")
     from stackgraph.memory import memory_lookup
 
+    limit = int(args.get("limit", 5))
     found = memory_lookup(
         ctx.store, str(args["query"]), memory=ctx.memory, service=_alert_service(ctx),
-        limit=int(args.get("limit", 5)), as_of=_num(args.get("as_of")),
-        known_at=_num(args.get("known_at")),
+        limit=limit + 1, as_of=_num(args.get("as_of")), known_at=_num(args.get("known_at")),
     )  # fmt: skip
-    hits = [h.to_dict() for h in found.hits]
+    # This incident's own earlier episode (a re-run, a re-fire) would confirm itself.
+    own = str(ctx.alert.fingerprint or "") if ctx.alert is not None else ""
+    hits = [h.to_dict() for h in found.hits if not own or h.incident != own][:limit]
+    if found.status == "success" and not hits:
+        return ToolResult(ToolStatus.NO_DATA, "no similar past incident in memory", {"hits": []})
     status = {"success": ToolStatus.SUCCESS, "no_data": ToolStatus.NO_DATA}.get(
         found.status, ToolStatus.ERROR
     )
@@ -145,6 +149,19 @@ def _check_memory(result: ToolResult, suspect: str, now: float, window_s: float)
     return Verdict.INCONCLUSIVE
 
 
+def alert_query(ctx: ToolContext) -> str:
+    """The alert as a memory question: its name, its service and its summary."""
+    if ctx.alert is None:
+        return "incident"
+    labels = dict(ctx.alert.labels)
+    service = _alert_service(ctx)
+    query = " ".join(
+        x for x in (labels.get("alertname", ""), f"on {service}" if service else "",
+                    str(ctx.alert.annotations.get("summary", ""))) if x
+    )  # fmt: skip
+    return query or "incident"
+
+
 def similar_incidents(ctx: ToolContext, limit: int = 3) -> tuple[list[dict[str, Any]], str]:
     """Past incidents like the alert, for the report (no LLM): (hits, note). The alert's
     own incident is left out; a failure is a note, never an exception."""
@@ -152,15 +169,10 @@ def similar_incidents(ctx: ToolContext, limit: int = 3) -> tuple[list[dict[str, 
         return [], ""
     from stackgraph.memory import search
 
-    labels = dict(ctx.alert.labels)
-    service = _alert_service(ctx)
-    query = " ".join(
-        x for x in (labels.get("alertname", ""), f"on {service}" if service else "",
-                    str(ctx.alert.annotations.get("summary", ""))) if x
-    )  # fmt: skip
     try:
-        hits = search(ctx.store, query or "incident", memory=ctx.memory, service=service,
-                      limit=limit, exclude=[str(ctx.alert.fingerprint or "")])  # fmt: skip
+        hits = search(ctx.store, alert_query(ctx), memory=ctx.memory,
+                      service=_alert_service(ctx), limit=limit,
+                      exclude=[str(ctx.alert.fingerprint or "")])  # fmt: skip
     except Exception as exc:  # the report is written with or without the memory
         return [], f"memory search failed: {type(exc).__name__}: {exc}"
     return [h.to_dict() for h in hits], ""

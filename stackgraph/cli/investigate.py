@@ -33,6 +33,10 @@ def plan_json(plan: Any) -> dict[str, Any]:
     return data
 
 
+SHOWN_SIGNAL_MIN = 0.005
+"""A signal under this prints as 0.00: it says nothing, so the table leaves it out."""
+
+
 def print_plan(plan: Any, console: Console, top: int = 10, evidence_for: int = 3) -> None:
     """Candidates with their score breakdown and top path, then the evidence of the first few."""
     if not plan.candidates:
@@ -42,7 +46,8 @@ def print_plan(plan: Any, console: Console, top: int = 10, evidence_for: int = 3
     for col in ("#", "service", "score", "signals", "top path"):
         table.add_column(col, justify="right" if col in {"#", "score"} else "left")
     for i, c in enumerate(plan.candidates[:top], 1):
-        shown = [f"{k} {v:.2f}" for k, v in sorted(c.signals.items(), key=lambda kv: -kv[1]) if v]
+        ranked = sorted(c.signals.items(), key=lambda kv: -kv[1])
+        shown = [f"{k} {v:.2f}" for k, v in ranked if v >= SHOWN_SIGNAL_MIN]
         path = " → ".join(c.paths[0]) if c.paths else "-"
         table.add_row(str(i), c.service, f"{c.score:.3f}", ", ".join(shown[:4]), path)
     console.print(table)

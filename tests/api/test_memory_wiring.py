@@ -172,3 +172,36 @@ def test_memory_lookup_tool_and_the_report_cite_past_incidents(platform: GraphSt
     assert "root cause: payment; resolution: roll back payment" in run.report.text()
     alone = Agent().investigate(alert, plan, ToolContext(store=platform, alert=alert, plan=plan))
     assert alone.report.similar == [] and "Similar past" not in alone.report.text()
+
+
+def test_the_floor_asks_memory_about_the_top_suspect(platform: GraphStore) -> None:
+    """No model: a past incident root-caused by the top suspect is tool evidence for it
+    (here its second tool: Validated); the incident's own earlier episode is not."""
+    memory = open_memory(platform, offline_embedder())
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"},
+                  {"summary": "checkout 5xx rate above 5%"}, time.time(), "fp-now")  # fmt: skip
+    plan = payment_plan(platform, alert)
+    ctx = ToolContext(store=platform, alert=alert, plan=plan, memory=memory)
+
+    def memory_verdicts() -> dict[str, list[str]]:
+        run = Agent().investigate(alert, plan, ctx)
+        return {h.suspect: [str(e.verdict) for e in h.evidence if e.tool == "memory_lookup"]
+                for h in run.hypotheses}  # fmt: skip
+
+    itself = IncidentOutcome("fp-now", "checkout", "checkout 5xx rate above 5%", 50.0,
+                             alert="HighErrorRate", root_cause="payment")  # fmt: skip
+    with GraphIngestor(platform, who="test") as w:
+        record_episode(w, itself, memory)
+    assert memory_verdicts() == {"payment": ["inconclusive"], "inventory": []}
+    past = IncidentOutcome("fp-past", "checkout", "checkout 5xx rate above 5%", 100.0,
+                           alert="HighErrorRate", root_cause="payment",
+                           resolution="roll back payment")  # fmt: skip
+    with GraphIngestor(platform, who="test") as w:
+        record_episode(w, past, memory)
+    assert memory_verdicts() == {"payment": ["supports"], "inventory": []}
+    run = Agent().investigate(alert, plan, ctx)
+    payment = run.sink.hypotheses["payment"]
+    assert {e.tool for e in payment.evidence} == {"query_stack_graph", "memory_lookup"}
+    assert str(payment.state) == "Validated" and run.conclusion == "payment"
+    without = Agent().investigate(alert, plan, ToolContext(store=platform, alert=alert, plan=plan))
+    assert not any(e.tool == "memory_lookup" for e in without.sink.all_evidence)

@@ -1,0 +1,123 @@
+"""What the deterministic floor checks, with no model: the Tempo edges the plan ranked on
+(query_stack_graph, suggested first), and in a monorepo only the suspect's own commits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from stackgraph.ingest import GraphIngestor
+from stackgraph.rca import Alert, investigate
+from stackgraph.rca.agent import Agent, AgentConfig, ToolContext, ToolStatus, Verdict, call_tool
+from stackgraph.rca.agent import default_tools as tools
+from stackgraph.rca.agent.tools_git import service_path
+from stackgraph.rca.model import Candidate, Evidence, Plan
+from stackgraph.rca.pipeline import suggested_tools
+from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
+from stackgraph.store import GraphStore
+
+T0 = 1_800_000_000.0
+
+
+def svc(name: str) -> NodeRef:
+    return NodeRef("Service", {"name": name})
+
+
+def test_telemetry_evidence_leads_with_query_stack_graph() -> None:
+    edge = Evidence("telemetry", "checkout→payment error rate 14%", "Tempo", 0.8,
+                    "CALLS:checkout->payment")  # fmt: skip
+    deploy = Evidence("change", "deployed", "Flux", ref="Deploy:payment:1.9.2")
+    assert suggested_tools("Service", [edge, deploy]) == (
+        "query_stack_graph", "prometheus_query", "k8s_events", "flux_status",
+    )  # fmt: skip
+    assert "query_stack_graph" not in suggested_tools("Service", [deploy])
+
+
+def test_the_floor_verifies_the_plan_on_the_tempo_edges(store: GraphStore) -> None:
+    """No Prometheus, cluster or Git: the failing callee is supported by its edges, the
+    healthy one refuted, and the floor concludes on the graph's own evidence."""
+    names = ("frontend", "checkout", "payment", "cart")
+    telemetry = RecordBatch(nodes=[NodeRecord("Service", {"name": n}) for n in names], edges=[
+        EdgeRecord("CALLS", svc("frontend"), svc("checkout"),
+                   {"error_rate": 0.09, "latency_p95_ms": 1440.0, "trace_count": 900}, "Tempo"),
+        EdgeRecord("CALLS", svc("checkout"), svc("payment"),
+                   {"error_rate": 0.14, "latency_p95_ms": 1540.0, "trace_count": 800}, "Tempo"),
+        EdgeRecord("CALLS", svc("checkout"), svc("cart"),
+                   {"error_rate": 0.0, "latency_p95_ms": 7.0, "trace_count": 700}, "Tempo"),
+    ])  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(telemetry).rejected
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=T0)
+    plan = investigate(store, alert, at=T0 + 300)
+    by = {c.service: c for c in plan.candidates}
+    assert by["payment"].suggested_tools[0] == "query_stack_graph"
+    assert plan.candidates[0].service == "payment"
+    ctx = ToolContext(store=store, alert=alert, plan=plan, at=T0)
+    run = Agent(AgentConfig(top_k=len(plan.candidates))).investigate(alert, plan, ctx)
+    verdicts = {
+        h.suspect: {e.tool: e.verdict for e in h.evidence} for h in run.sink.hypotheses.values()
+    }
+    assert verdicts["payment"] == {"query_stack_graph": Verdict.SUPPORTS}
+    assert verdicts["cart"] == {"query_stack_graph": Verdict.REFUTES}
+    assert run.conclusion == "payment"
+
+
+def git(repo: Path, *args: str, when: float | None = None) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
+           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}  # fmt: skip
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{int(when)} +0000"
+    subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+
+
+def monorepo(root: Path) -> Path:
+    """services/{checkout,payment}/ and a top-level cart/; payment's PR (a branch commit
+    merged 20 min before T0) is the only recent change."""
+    repo = root / "shop"
+    for folder in ("services/checkout", "services/payment", "cart"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "main.py").write_text("TIMEOUT = 2\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "initial import", when=T0 - 86400 * 10)
+    git(repo, "checkout", "-qb", "payment-timeouts")
+    (repo / "services/payment/main.py").write_text("TIMEOUT = 10\n")
+    git(repo, "commit", "-qam", "raise the charge timeout", when=T0 - 86400)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge pull request #17", "payment-timeouts",
+        when=T0 - 1200)  # fmt: skip
+    return repo
+
+
+def test_git_checks_read_only_the_suspects_folder(tmp_path: Path) -> None:
+    repo = monorepo(tmp_path)
+    assert service_path(repo, "payment") == "services/payment/"
+    assert service_path(repo, "cart") == "cart/"
+    assert service_path(repo, "billing") == ""  # not in the layout: the whole repository
+    ctx = ToolContext(repos={"payment": repo, "checkout": repo}, at=T0, window_s=1800.0)
+    log, show = tools()["git_log"], tools()["git_show"]
+    pay = call_tool(log, ctx, {"service": "payment"})
+    assert pay.status == ToolStatus.SUCCESS and "shop:services/payment/" in pay.summary
+    assert [c["subject"] for c in pay.data["recent"]] == ["Merge pull request #17"]
+    assert log.check(pay, "payment", T0, 1800.0) == Verdict.SUPPORTS
+    out = call_tool(log, ctx, {"service": "checkout"})
+    assert [c["subject"] for c in out.data["commits"]] == ["initial import"]
+    assert log.check(out, "checkout", T0, 1800.0) == Verdict.INCONCLUSIVE
+    merge = str(pay.data["recent"][0]["sha"])
+    shown = call_tool(show, ctx, {"service": "payment", "sha": merge})
+    assert shown.status == ToolStatus.SUCCESS and "1 file changed" in shown.summary
+    other = call_tool(show, ctx, {"service": "checkout", "sha": merge})
+    assert other.status == ToolStatus.NO_DATA and "services/checkout/" in other.summary
+    assert show.check(other, "checkout", T0, 1800.0) == Verdict.INCONCLUSIVE
+    # the floor: payment validated by its own PR, checkout not by payment's
+    plan = Plan("checkout", [
+        Candidate("payment", 0.6, {"blame": 0.6}, suggested_tools=("git_log",)),
+        Candidate("checkout", 0.3, {"blame": 0.3}, suggested_tools=("git_log",)),
+    ])  # fmt: skip
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=T0)
+    ctx.alert, ctx.plan = alert, plan
+    run = Agent().investigate(alert, plan, ctx)
+    states = {h.suspect: str(h.state) for h in run.hypotheses}
+    assert states == {"payment": "Validated", "checkout": "Candidate"}
+    assert run.conclusion == "payment"
