@@ -1,7 +1,10 @@
 """Evidence and hypotheses: states and confidence derived from tool verdicts only.
 
-    Candidate ──supports──▶ Supported ──supports from a 2nd tool──▶ Validated
+    Candidate ──supports──▶ Supported ──supports from a 2nd source──▶ Validated
         └──────refutes────▶ Refuted
+
+Independence is counted by line of evidence, not by tool: git_log and git_show read the same
+commits, so together they are one line and cannot validate a suspect on their own.
 
 The model cannot move a hypothesis: the sink refuses evidence whose source is
 `LlmInferred`, and every accepted item carries a verdict computed by the tool's own check.
@@ -15,6 +18,8 @@ from enum import StrEnum
 from typing import Any
 
 LLM_INFERRED = "LlmInferred"
+SAME_RECORD = {"git_log": "git", "git_show": "git"}
+"""Tools that read the same record: one line of evidence between them."""
 ROOT_CAUSE_MIN_CONFIDENCE = 0.40
 
 
@@ -82,6 +87,11 @@ class Hypothesis:
             return pro
         return {e.tool for e in self.evidence if e.verdict == verdict} - pro
 
+    def _lines(self, verdict: Verdict) -> set[str]:
+        """Independent lines of evidence behind `verdict` (tools reading the same record
+        count once)."""
+        return {SAME_RECORD.get(tool, tool) for tool in self._tools(verdict)}
+
     @property
     def state(self) -> HypothesisState:
         pro, con = len(self._tools(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
@@ -89,7 +99,7 @@ class Hypothesis:
             return HypothesisState.CANDIDATE
         if con >= pro:
             return HypothesisState.REFUTED
-        if pro >= 2 and con == 0:
+        if len(self._lines(Verdict.SUPPORTS)) >= 2 and con == 0:
             return HypothesisState.VALIDATED
         return HypothesisState.SUPPORTED
 
@@ -97,8 +107,9 @@ class Hypothesis:
     def confidence(self) -> float:
         """From evidence: each supporting tool adds, each refuting one takes away; the
         plan's prior only breaks ties (it is at most 0.1)."""
-        pro, con = len(self._tools(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
-        raw = 0.25 * pro - 0.3 * con + 0.1 * max(0.0, min(1.0, self.prior))
+        pro, con = len(self._lines(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
+        extra = len(self._tools(Verdict.SUPPORTS)) - pro  # more tools on the same record
+        raw = 0.25 * pro + 0.05 * extra - 0.3 * con + 0.1 * max(0.0, min(1.0, self.prior))
         if pro == 0:
             raw = min(raw, 0.1)
         return round(max(0.0, min(0.95, raw)), 3)

@@ -38,20 +38,30 @@ def _run_graph(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 
 def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     """Calls into the suspect failing or slow, or a deploy of it just before the alert,
-    support it; healthy measured calls into it refute it."""
+    support it; healthy measured calls into it refute it. A suspect whose own calls out fail
+    at least as badly only passes the failure on (the frontier rule the ranking uses too),
+    so its failing inbound calls are not evidence against it."""
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
-    inbound = [
-        t for t in result.data.get("triples", [])
-        if t["type"] == "CALLS" and t["dst"] == suspect and t["props"].get("status", "Active")
-        == "Active"
-    ]  # fmt: skip
-    measured = [t for t in inbound if "error_rate" in t["props"] or "latency_p95_ms" in t["props"]]
+    triples = result.data.get("triples", [])
+
+    def active_calls(end: str) -> list[dict[str, Any]]:
+        return [
+            t for t in triples
+            if t["type"] == "CALLS" and t[end] == suspect
+            and t["props"].get("status", "Active") == "Active"
+            and ("error_rate" in t["props"] or "latency_p95_ms" in t["props"])
+        ]  # fmt: skip
+
+    measured, outbound = active_calls("dst"), active_calls("src")
+    worst_out_errors = max((float(t["props"].get("error_rate", 0)) for t in outbound), default=0.0)
+    worst_out_p95 = max((float(t["props"].get("latency_p95_ms", 0)) for t in outbound), default=0.0)
     for t in measured:
         p = t["props"]
-        if float(p.get("error_rate", 0)) >= ERROR_RATE_BAD:
+        errors, p95 = float(p.get("error_rate", 0)), float(p.get("latency_p95_ms", 0))
+        if errors >= ERROR_RATE_BAD and worst_out_errors < errors:
             return Verdict.SUPPORTS
-        if float(p.get("latency_p95_ms", 0)) >= P95_BAD_MS:
+        if p95 >= P95_BAD_MS and worst_out_p95 < p95:
             return Verdict.SUPPORTS
     for t in result.data.get("triples", []):
         deployed = t["props"].get("deployed_at")

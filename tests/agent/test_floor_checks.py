@@ -11,6 +11,7 @@ from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import Alert, investigate
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext, ToolStatus, Verdict, call_tool
 from stackgraph.rca.agent import default_tools as tools
+from stackgraph.rca.agent.evidence import ROOT_CAUSE_MIN_CONFIDENCE
 from stackgraph.rca.agent.tools_git import service_path
 from stackgraph.rca.model import Candidate, Evidence, Plan
 from stackgraph.rca.pipeline import suggested_tools
@@ -110,7 +111,8 @@ def test_git_checks_read_only_the_suspects_folder(tmp_path: Path) -> None:
     other = call_tool(show, ctx, {"service": "checkout", "sha": merge})
     assert other.status == ToolStatus.NO_DATA and "services/checkout/" in other.summary
     assert show.check(other, "checkout", T0, 1800.0) == Verdict.INCONCLUSIVE
-    # the floor: payment validated by its own PR, checkout not by payment's
+    # the floor: payment supported by its own PR (git_log and git_show read the same
+    # commits: one line of evidence, not enough to validate), checkout not by payment's
     plan = Plan("checkout", [
         Candidate("payment", 0.6, {"blame": 0.6}, suggested_tools=("git_log",)),
         Candidate("checkout", 0.3, {"blame": 0.3}, suggested_tools=("git_log",)),
@@ -119,5 +121,28 @@ def test_git_checks_read_only_the_suspects_folder(tmp_path: Path) -> None:
     ctx.alert, ctx.plan = alert, plan
     run = Agent().investigate(alert, plan, ctx)
     states = {h.suspect: str(h.state) for h in run.hypotheses}
-    assert states == {"payment": "Validated", "checkout": "Candidate"}
+    assert states == {"payment": "Supported", "checkout": "Candidate"}
     assert run.conclusion == "payment"
+    assert run.sink.hypotheses["payment"].confidence < ROOT_CAUSE_MIN_CONFIDENCE
+
+
+def test_graph_check_follows_the_failure_to_its_frontier() -> None:
+    """checkout's callers fail (9%) but its own calls to payment fail harder (14%): it
+    passes the failure on, so the graph does not support it; payment, whose calls out are
+    healthy, is supported."""
+    from stackgraph.rca.agent.toolbox import ToolResult
+    from stackgraph.rca.agent.tools_graph import _check_graph
+
+    def calls(src: str, dst: str, errors: float) -> dict[str, object]:
+        props = {"error_rate": errors, "latency_p95_ms": 100.0, "status": "Active"}
+        return {"type": "CALLS", "src": src, "dst": dst, "props": props}
+
+    triples = [
+        calls("frontend", "checkout", 0.09),
+        calls("checkout", "payment", 0.14),
+        calls("payment", "stripe", 0.0),
+    ]
+    result = ToolResult(ToolStatus.SUCCESS, "", {"triples": triples})
+    assert _check_graph(result, "checkout", T0, 1800.0) == Verdict.INCONCLUSIVE
+    assert _check_graph(result, "payment", T0, 1800.0) == Verdict.SUPPORTS
+    assert _check_graph(result, "stripe", T0, 1800.0) == Verdict.REFUTES
