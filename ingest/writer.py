@@ -33,6 +33,7 @@ from .lease import WriterLease
 
 Clock = Callable[[], float]
 _T = TypeVar("_T")
+_R = TypeVar("_R", NodeRecord, EdgeRecord)
 Progress = Callable[[int], None]
 
 
@@ -145,6 +146,25 @@ def _dedupe_edges(
     return out
 
 
+def _valid(
+    records: Iterable[_R],
+    check: Callable[[_R], list[Rejection]],
+    report: IngestReport,
+    progress: Progress | None,
+) -> list[_R]:
+    """The records `check` accepts; the refused ones go to the report (and the progress)."""
+    good: list[_R] = []
+    for record in records:
+        problems = check(record)
+        if problems:
+            report.rejected.extend(problems)
+            if progress:
+                progress(1)
+        else:
+            good.append(record)
+    return good
+
+
 _PROVENANCE_KEYS = frozenset({"source", "status", "confidence"})
 
 
@@ -253,24 +273,8 @@ class GraphIngestor:
         report = IngestReport()
         report.rejected.extend(batch.problems)
         now = float(self.clock())
-        good_nodes: list[NodeRecord] = []
-        for node in batch.nodes:
-            problems = validate_node(node)
-            if problems:
-                report.rejected.extend(problems)
-                if progress:
-                    progress(1)
-            else:
-                good_nodes.append(node)
-        good_edges: list[EdgeRecord] = []
-        for edge in batch.edges:
-            problems = validate_edge(edge)
-            if problems:
-                report.rejected.extend(problems)
-                if progress:
-                    progress(1)
-            else:
-                good_edges.append(edge)
+        good_nodes = _valid(batch.nodes, validate_node, report, progress)
+        good_edges = _valid(batch.edges, validate_edge, report, progress)
         self._write_nodes(good_nodes, now, report, progress, tag)
         self._write_edges(good_edges, now, report, progress, tag)
         return report
