@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stackgraph.config import Settings, load_settings
+from stackgraph.errors import InputError, SourceUnavailable, StackGraphError
 
 app = typer.Typer(
     help="StackGraph: a property-graph world-model of your platform for root-cause analysis.",
@@ -109,12 +110,16 @@ def run_ingest(
     options: dict[str, Any] | None = None,
     store: Any = None,
 ) -> Any:
-    """Collect the named lanes and write their records through the single writer."""
+    """Collect the named lanes and write their records through the single writer.
+
+    A lane whose source fails (Prometheus down, no cluster, a bad file) does not stop the
+    lanes after it: they are still written, and the first failure is raised at the end."""
     from stackgraph.ingest import GraphIngestor, IngestReport, LaneInputs, resolve
     from stackgraph.schema import RecordBatch
 
     chosen = resolve(lanes)
     report = IngestReport()
+    failures: list[StackGraphError] = []
 
     def write(st: Any) -> None:
         # lanes run in order, each collected then written, so a lane reads (through the
@@ -123,7 +128,13 @@ def run_ingest(
         with writer, _progress() as progress:
             for lane in chosen:
                 inputs = LaneInputs(settings, catalog, manifests, repos, options or {}, graph=st)
-                batch: RecordBatch = lane.collect(inputs)
+                try:
+                    batch: RecordBatch = lane.collect(inputs)
+                except (InputError, SourceUnavailable) as exc:
+                    failures.append(exc)
+                    if len(chosen) > 1:
+                        err.print(f"lane {lane.name} failed: {exc}", markup=False)
+                    continue
                 size = len(batch.nodes) + len(batch.edges)
                 task = progress.add_task(f"ingest {lane.name}", total=size)
 
@@ -139,6 +150,8 @@ def run_ingest(
     else:
         with open_store(settings) as st:
             write(st)
+    if failures:
+        raise failures[0]
     return report
 
 
