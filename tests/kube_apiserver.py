@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from kubernetes import client
+from sgtest import serve_http
 
 Query = dict[str, list[str]]
 Body = dict[str, Any] | str | tuple[int, dict[str, Any]]
@@ -94,30 +93,9 @@ def serve_kube(
 ) -> Iterator[FakeKube]:
     """Serve `routes` on 127.0.0.1 for the duration of the block."""
     fake = FakeKube("", dict(routes), paged)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            code, body = fake.answer(self.path)
-            text = body if isinstance(body, str) else json.dumps(body)
-            data = text.encode()
-            self.send_response(code)
-            kind = "text/plain" if isinstance(body, str) else "application/json"
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_port}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serve_http(fake.answer) as base:
+        fake.url = base
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def write_kubeconfig(path: Path, url: str) -> Path:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,3 +24,37 @@ def require(condition: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is required in CI (make test installs it)")
     pytest.skip(f"{what} is not available")
+
+
+RawAnswer = Callable[[str], tuple[int, Any]]
+"""raw request path (with its query) -> (HTTP status, body: a str is text/plain, else JSON)."""
+
+
+@contextmanager
+def serve_http(answer: RawAnswer) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 answering GETs from `answer`, for the block's duration;
+    yields its base URL. The one fake for APIs that cannot run here speaks their wire format."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            code, body = answer(self.path)
+            text = body if isinstance(body, str) else json.dumps(body)
+            data = text.encode()
+            self.send_response(code)
+            kind = "text/plain; charset=utf-8" if isinstance(body, str) else "application/json"
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
