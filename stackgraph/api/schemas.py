@@ -163,23 +163,3 @@ class Problem(BaseModel):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-class MemoryHitView(BaseModel):
-    """A past incident the memory recalls; `why` names the retrievers that found it."""
-
-    incident: str
-    version: int
-    score: float
-    why: list[str]
-    retrievers: dict[str, int]
-    shared_entities: list[str] = []
-    service: str = ""
-    alert: str = ""
-    symptom: str = ""
-    root_cause: str = ""
-    resolution: str = ""
-    t_valid: float | None = None
-    t_invalid: float | None = None
-    ingested_at: float | None = None
-    expired_at: float | None = None

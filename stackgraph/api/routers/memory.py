@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request, status
 
 from stackgraph.errors import InputError, StackGraphError
-from stackgraph.memory import search
+from stackgraph.memory import MemoryHit, search
 from stackgraph.timetravel import parse_time
 
 from ..deps import Authed, StoreDep
-from ..schemas import NAME_PATTERN, MemoryHitView, Problem
+from ..schemas import NAME_PATTERN, Problem
 from .common import AUTH_RESPONSES
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ def memory_search(
     as_of: Annotated[str | None, Query(description="What was true then. " + _TIME)] = None,
     known_at: Annotated[str | None, Query(description="What was known then. " + _TIME)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
-) -> list[MemoryHitView]:
+) -> list[MemoryHit]:
     """Incidents like `q`, best first (hybrid: vector, BM25, graph proximity), each with
     `why` it matched. `as_of` asks what was true at that time, `known_at` what the memory
     held then."""
@@ -63,4 +63,4 @@ def memory_search(
         log.error("memory search failed: %s", exc)
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
                             f"memory search failed: {exc}") from exc  # fmt: skip
-    return [MemoryHitView.model_validate(h.to_dict()) for h in hits]
+    return list(hits)  # the memory's own dataclass is the response model
