@@ -4,6 +4,9 @@
 // scalars (every edge in reach is the last edge of some path); scalars, not maps or
 // whole nodes, keep client-side decoding cheap. At $at (null: now) only nodes and edges
 // that existed then, with their statuses then (a Stale-then edge still counts, at half).
+// fan_in / fan_out count dependency edges only (CALLS, READS_FROM, PUBLISHES_TO,
+// CONSUMES_FROM): RCA outcomes (FIRED_ON, AFFECTS, EVIDENCED_BY, ROOT_CAUSED_BY...)
+// and structure (DEPLOYED, IMPLEMENTS, ...) must not raise a node's topology score.
 MATCH (s:Service {name: $anchor})
 WHERE <<existed_at:s>>
 MATCH p = (s)-[:CALLS|READS_FROM*1..1]->(t)
@@ -16,7 +19,9 @@ RETURN 'path' AS kind, [x IN nodes(p) | x.name] AS names, type(e) AS type,
        e.latency_p95_ms AS latency_p95_ms, e.source AS e_source,
        <<status_at:e>> AS e_status, e.last_seen AS e_last_seen, labels(t)[0] AS label,
        t.criticality AS criticality, t.source AS source, <<status_at:t>> AS status,
-       t.last_seen AS last_seen, indegree(t) AS fan_in, outdegree(t) AS fan_out
+       t.last_seen AS last_seen,
+       indegree(t, 'CALLS', 'READS_FROM', 'PUBLISHES_TO', 'CONSUMES_FROM') AS fan_in,
+       outdegree(t, 'CALLS', 'READS_FROM', 'PUBLISHES_TO', 'CONSUMES_FROM') AS fan_out
 LIMIT $limit
 UNION ALL
 MATCH (c)-[e:CALLS]->(s:Service {name: $anchor})
@@ -26,5 +31,7 @@ RETURN 'caller' AS kind, [s.name, c.name] AS names, type(e) AS type,
        e.latency_p95_ms AS latency_p95_ms, e.source AS e_source,
        <<status_at:e>> AS e_status, e.last_seen AS e_last_seen, labels(c)[0] AS label,
        c.criticality AS criticality, c.source AS source, <<status_at:c>> AS status,
-       c.last_seen AS last_seen, indegree(c) AS fan_in, outdegree(c) AS fan_out
+       c.last_seen AS last_seen,
+       indegree(c, 'CALLS', 'READS_FROM', 'PUBLISHES_TO', 'CONSUMES_FROM') AS fan_in,
+       outdegree(c, 'CALLS', 'READS_FROM', 'PUBLISHES_TO', 'CONSUMES_FROM') AS fan_out
 LIMIT $callers

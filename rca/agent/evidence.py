@@ -1,10 +1,20 @@
 """Evidence and hypotheses: states and confidence derived from tool verdicts only.
 
-    Candidate ──supports──▶ Supported ──supports from a 2nd source──▶ Validated
-        └──────refutes────▶ Refuted
+    Candidate ──supports (any tool)──▶ Supported ──2 independent lines, none against──▶ Validated
+        └──────refutes (at least as many tools as support)──▶ Refuted
 
-Independence is counted by line of evidence, not by tool: git_log and git_show read the same
-commits, so together they are one line and cannot validate a suspect on their own.
+Independence is counted by data source, not by tool (`DATA_SOURCE`): a line of evidence is
+one source among the supporting tools — metrics, logs, Kubernetes, change (Git/Flux).
+git_log and git_show read the same commits, so together they are one line. The graph
+(`query_stack_graph`) re-reads the world-model the plan was ranked on — the same Tempo
+edges and Deploy nodes — so it is no line towards Validated: a graph check that supports
+makes a hypothesis Supported, and Validated needs two other sources (graph + git_log is
+Supported, git_log + prometheus_query is Validated).
+
+Confidence counts the same way: a line weighs five times a supporting tool that adds no
+line (a second tool on a source, or the graph), a refuting tool takes away more than a
+line adds, and the plan's prior only breaks ties. Without an independent line it stays
+within what the prior alone could give (`PRIOR_WEIGHT`).
 
 The model cannot move a hypothesis: the sink refuses evidence whose source is
 `LlmInferred`, and every accepted item carries a verdict computed by the tool's own check.
@@ -18,9 +28,32 @@ from enum import StrEnum
 from typing import Any
 
 LLM_INFERRED = "LlmInferred"
-SAME_RECORD = {"git_log": "git", "git_show": "git"}
-"""Tools that read the same record: one line of evidence between them."""
+GRAPH = "graph"
+DATA_SOURCE = {
+    "query_stack_graph": GRAPH,
+    "prometheus_query": "metrics",
+    "loki_query": "logs",
+    "k8s_logs": "logs",
+    "k8s_pod_status": "kubernetes",
+    "k8s_events": "kubernetes",
+    "git_log": "change",
+    "git_show": "change",
+    "flux_status": "change",
+    "memory_lookup": "memory",
+}
+"""The data source each tool reads; tools on one source are one line of evidence between
+them. A tool not listed is a source of its own. `GRAPH` is the plan's own world-model: it
+is never a line towards Validated."""
 ROOT_CAUSE_MIN_CONFIDENCE = 0.40
+LINE_WEIGHT = 0.25
+"""Confidence per independent line of evidence (a supporting source other than the graph)."""
+EXTRA_WEIGHT = 0.05
+"""Per supporting tool that adds no independent line: a second tool on the same source, or
+the graph re-reading the facts the plan was ranked on."""
+REFUTE_WEIGHT = 0.3
+"""Taken away per refuting tool."""
+PRIOR_WEIGHT = 0.1
+"""The plan's prior (its score, clamped to 0..1) only breaks ties."""
 
 
 class Verdict(StrEnum):
@@ -88,9 +121,9 @@ class Hypothesis:
         return {e.tool for e in self.evidence if e.verdict == verdict} - pro
 
     def _lines(self, verdict: Verdict) -> set[str]:
-        """Independent lines of evidence behind `verdict` (tools reading the same record
-        count once)."""
-        return {SAME_RECORD.get(tool, tool) for tool in self._tools(verdict)}
+        """Independent lines of evidence behind `verdict`: the data sources of its tools,
+        the graph left out (it re-reads what the plan was ranked on)."""
+        return {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)} - {GRAPH}
 
     @property
     def state(self) -> HypothesisState:
@@ -105,13 +138,17 @@ class Hypothesis:
 
     @property
     def confidence(self) -> float:
-        """From evidence: each supporting tool adds, each refuting one takes away; the
-        plan's prior only breaks ties (it is at most 0.1)."""
-        pro, con = len(self._lines(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
-        extra = len(self._tools(Verdict.SUPPORTS)) - pro  # more tools on the same record
-        raw = 0.25 * pro + 0.05 * extra - 0.3 * con + 0.1 * max(0.0, min(1.0, self.prior))
-        if pro == 0:
-            raw = min(raw, 0.1)
+        """From evidence: `LINE_WEIGHT` per independent line, `EXTRA_WEIGHT` per supporting
+        tool beyond those (same source, or the graph), minus `REFUTE_WEIGHT` per refuting
+        tool, plus at most `PRIOR_WEIGHT` of the plan's prior. Without an independent line it
+        stays at most `PRIOR_WEIGHT`: the plan's facts re-read add nothing to the plan."""
+        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
+        extra = len(self._tools(Verdict.SUPPORTS)) - lines
+        prior = max(0.0, min(1.0, self.prior))
+        raw = LINE_WEIGHT * lines + EXTRA_WEIGHT * extra - REFUTE_WEIGHT * con
+        raw += PRIOR_WEIGHT * prior
+        if lines == 0:
+            raw = min(raw, PRIOR_WEIGHT)
         return round(max(0.0, min(0.95, raw)), 3)
 
     @property

@@ -1,5 +1,6 @@
-"""Fixtures for the API and agent tests: a small platform graph, a real Git repo, an
-injected plan, and a scripted model speaking Ollama's /api/chat wire format."""
+"""Fixtures for the API and agent tests: a small platform graph, a real Git repo, a
+Kubernetes API (the shared fake) with payment's pods crash-looping, an injected plan, and
+a scripted model speaking Ollama's /api/chat wire format."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kube_apiserver import FakeKube, kube_list, serve_kube
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
@@ -70,13 +72,34 @@ def payment_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.fixture
+def payment_kube() -> Iterator[FakeKube]:
+    """Namespace `shop`: payment's pod OOM-killed and crash-looping, inventory has no pods.
+    With it, k8s_pod_status is payment's line of evidence beside Git (the graph's own check
+    re-reads the plan's facts and is no line towards Validated)."""
+    crash = {"name": "app", "image": "payment:1", "imageID": "", "ready": False,
+             "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+             "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}}  # fmt: skip
+    pod = {"metadata": {"name": "payment-7c9f-abcde", "namespace": "shop",
+                        "labels": {"app.kubernetes.io/name": "payment"}},
+           "spec": {"containers": [{"name": "app", "image": "payment:1"}]},
+           "status": {"phase": "Running", "containerStatuses": [crash]}}  # fmt: skip
+    with serve_kube({"/api/v1/pods": kube_list("PodList", "v1", [pod])}) as fake:
+        yield fake
+
+
+def kube_args(kube: FakeKube | None) -> dict[str, Any]:
+    """ToolContext arguments for the fake cluster (none without one)."""
+    return {"kube": kube.api_client(), "kube_namespace": "shop"} if kube else {}
+
+
 def payment_plan(store: GraphStore, alert: Alert) -> Plan:
     """An injected plan, so these tests do not depend on the ranking's details."""
     return Plan(
         anchor="checkout",
         candidates=[
             Candidate("payment", 0.9, {"blame": 0.9}, [["checkout", "payment"]],
-                      suggested_tools=("query_stack_graph", "git_log")),
+                      suggested_tools=("query_stack_graph", "git_log", "k8s_pod_status")),
             Candidate("inventory", 0.3, {"blame": 0.3}, [["checkout", "inventory"]]),
         ],
         reason="",

@@ -7,8 +7,11 @@ import json
 import time
 from pathlib import Path
 
+from kube_apiserver import FakeKube
+
 from stackgraph.rca.agent import (
     PLAN_HEADER,
+    ROOT_CAUSE_MIN_CONFIDENCE,
     Agent,
     AgentConfig,
     Ending,
@@ -19,14 +22,17 @@ from stackgraph.rca.agent import (
 from stackgraph.rca.model import Alert
 from stackgraph.store import GraphStore
 
-from .conftest import ScriptedModel, call, payment_plan
+from .conftest import ScriptedModel, call, kube_args, payment_plan
 
 ALERT = Alert({"alertname": "HighErrorRate", "service": "checkout"},
               {"summary": "checkout 5xx > 5%"}, time.time(), "fp1")  # fmt: skip
 
 
-def ctx(store: GraphStore, repos: dict[str, Path] | None = None) -> ToolContext:
-    return ToolContext(store=store, alert=ALERT, at=time.time(), repos=repos or {})
+def ctx(
+    store: GraphStore, repos: dict[str, Path] | None = None, kube: FakeKube | None = None
+) -> ToolContext:
+    return ToolContext(store=store, alert=ALERT, at=time.time(), repos=repos or {},
+                       **kube_args(kube))  # fmt: skip
 
 
 def agent(model: ScriptedModel, steps: int = 6) -> Agent:
@@ -141,8 +147,11 @@ def test_model_down_falls_back_to_the_floor(platform: GraphStore, payment_repo: 
 
 
 def test_floor_without_a_model_verifies_and_reports(
-    platform: GraphStore, payment_repo: Path
+    platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
 ) -> None:
+    """The graph's check re-reads the facts the plan was ranked on, so graph + Git is one
+    line of evidence (Supported, concluded but no root cause); Kubernetes beside Git makes
+    two (Validated)."""
     run = Agent().investigate(ALERT, payment_plan(platform, ALERT),
                               ctx(platform, {"payment": payment_repo}))  # fmt: skip
     assert not run.llm_used
@@ -150,7 +159,14 @@ def test_floor_without_a_model_verifies_and_reports(
     tools = {e.tool: e.verdict for e in payment.evidence}
     assert tools == {"query_stack_graph": Verdict.SUPPORTS, "git_log": Verdict.SUPPORTS,
                      "git_show": Verdict.SUPPORTS}  # fmt: skip
-    assert payment.state == HypothesisState.VALIDATED and payment.confidence >= 0.4
+    assert payment.state == HypothesisState.SUPPORTED
+    both = Agent().investigate(ALERT, payment_plan(platform, ALERT),
+                               ctx(platform, {"payment": payment_repo}, payment_kube))  # fmt: skip
+    validated = both.sink.hypotheses["payment"]
+    assert {e.tool: e.verdict for e in validated.evidence}["k8s_pod_status"] == Verdict.SUPPORTS
+    assert validated.state == HypothesisState.VALIDATED
+    assert validated.confidence >= ROOT_CAUSE_MIN_CONFIDENCE
+    assert validated.confidence > payment.confidence
     inventory = run.sink.hypotheses["inventory"]
     assert inventory.state == HypothesisState.REFUTED  # healthy measured calls into it
     assert run.ending == Ending.CONCLUDED and run.conclusion == "payment"

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from kube_apiserver import FakeKube
 from sgtest import require
 
 from stackgraph.api import create_app
@@ -26,7 +27,7 @@ from stackgraph.rca.agent import ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.store import GraphStore
 
-from .conftest import payment_plan
+from .conftest import kube_args, payment_plan
 
 TOKEN = "e2e-token"
 
@@ -38,10 +39,12 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def api_url(settings: Settings, platform: GraphStore, payment_repo: Path) -> Iterator[str]:
+def api_url(
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
+) -> Iterator[str]:
     def context(alert: Alert, plan: Plan) -> ToolContext:
         return ToolContext(store=platform, alert=alert, plan=plan, at=alert.starts_at,
-                           repos={"payment": payment_repo})  # fmt: skip
+                           repos={"payment": payment_repo}, **kube_args(payment_kube))  # fmt: skip
 
     app = create_app(settings, store=platform, plan_fn=payment_plan, context_fn=context,
                      token=TOKEN)  # fmt: skip

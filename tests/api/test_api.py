@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from kube_apiserver import FakeKube
 
 from stackgraph.api import create_app
 from stackgraph.config import Settings
@@ -19,18 +20,23 @@ from stackgraph.rca.model import Alert, Plan
 from stackgraph.rca.outcome import IncidentOutcome
 from stackgraph.store import GraphStore
 
-from .conftest import firing, payment_plan
+from .conftest import firing, kube_args, payment_plan
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def make_client(
-    settings: Settings, store: GraphStore, repo: Path | None = None, **kw: Any
+    settings: Settings,
+    store: GraphStore,
+    repo: Path | None = None,
+    kube: FakeKube | None = None,
+    **kw: Any,
 ) -> TestClient:
     def context(alert: Alert, plan: Plan) -> ToolContext:
         repos = {"payment": repo} if repo else {}
-        return ToolContext(store=store, alert=alert, plan=plan, at=alert.starts_at, repos=repos)
+        return ToolContext(store=store, alert=alert, plan=plan, at=alert.starts_at, repos=repos,
+                           **kube_args(kube))  # fmt: skip
 
     app = create_app(settings, store=store, plan_fn=kw.pop("plan_fn", payment_plan),
                      context_fn=context, token=TOKEN, **kw)  # fmt: skip
@@ -38,8 +44,12 @@ def make_client(
 
 
 @pytest.fixture
-def client(settings: Settings, platform: GraphStore, payment_repo: Path) -> Iterator[TestClient]:
-    with make_client(settings, platform, payment_repo) as c:
+def client(
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
+) -> Iterator[TestClient]:
+    """Git and Kubernetes both support payment: two lines of evidence, so it is Validated
+    and written back as the root cause."""
+    with make_client(settings, platform, payment_repo, payment_kube) as c:
         yield c
 
 
@@ -88,7 +98,8 @@ def test_alert_to_incident_with_plan_evidence_report_and_write_back(
     assert detail["conclusion"] == "payment" and detail["root_cause"] == "payment"
     hyp = {h["suspect"]: h for h in detail["hypotheses"]}
     assert hyp["payment"]["state"] == "Validated" and hyp["inventory"]["state"] == "Refuted"
-    assert {e["tool"] for e in detail["evidence"]} >= {"query_stack_graph", "git_log"}
+    assert {e["tool"] for e in detail["evidence"]} >= {"query_stack_graph", "git_log",
+                                                       "k8s_pod_status"}  # fmt: skip
     assert "Root cause: payment" in detail["report"]["summary"]
     assert detail["writeback"]["written"] is True
     # write-back landed in FalkorDB through the single writer
@@ -179,10 +190,11 @@ def test_feedback_updates_the_outcome(client: TestClient, platform: GraphStore) 
                        json={"verdict": "wrong"}).status_code == 404  # fmt: skip
 
 
-def test_shadow_mode_marks_outcomes(settings: Settings, platform: GraphStore,
-                                    payment_repo: Path) -> None:  # fmt: skip
+def test_shadow_mode_marks_outcomes(
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
+) -> None:
     shadow = settings.model_copy(update={"shadow_mode": True})
-    with make_client(shadow, platform, payment_repo) as c:
+    with make_client(shadow, platform, payment_repo, payment_kube) as c:
         c.post("/api/v1/alerts", json=firing("fp-s"), headers=AUTH)
         assert wait_done(c, "fp-s")["shadow"] is True
     got = rows(platform, "MATCH (i:Incident {fingerprint:'fp-s'})-[r:ROOT_CAUSED_BY]->() "

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from kube_apiserver import FakeKube
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
@@ -36,8 +37,10 @@ QUESTION = "HighErrorRate checkout 5xx error rate"
 
 
 @pytest.fixture
-def client(settings: Settings, platform: GraphStore, payment_repo: Path) -> Iterator[TestClient]:
-    with make_client(settings, platform, payment_repo) as c:  # memory opened from settings
+def client(
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
+) -> Iterator[TestClient]:
+    with make_client(settings, platform, payment_repo, payment_kube) as c:  # memory: settings
         yield c
 
 
@@ -118,7 +121,7 @@ def test_as_of_returns_the_version_true_then(client: TestClient, platform: Graph
 
 
 def test_a_memory_failure_never_fails_the_investigation(
-    settings: Settings, platform: GraphStore, payment_repo: Path
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
 ) -> None:
     """A memory whose vector store was built for 7-d vectors refuses MiniLM's 384-d ones:
     the investigation and the write-back still finish; the failure is logged and counted."""
@@ -126,7 +129,7 @@ def test_a_memory_failure_never_fails_the_investigation(
     def broken(store: GraphStore) -> Memory:
         return Memory(store, offline_embedder(), FalkorVectors(store, 7, "seven-d"))
 
-    with make_client(settings, platform, payment_repo, memory_fn=broken) as c:
+    with make_client(settings, platform, payment_repo, payment_kube, memory_fn=broken) as c:
         assert c.post("/api/v1/alerts", json=firing("fp-mem-3"), headers=AUTH).status_code == 202
         detail = wait_done(c, "fp-mem-3")
         assert detail["state"] == "done" and detail["root_cause"] == "payment"
@@ -176,7 +179,8 @@ def test_memory_lookup_tool_and_the_report_cite_past_incidents(platform: GraphSt
 
 def test_the_floor_asks_memory_about_the_top_suspect(platform: GraphStore) -> None:
     """No model: a past incident root-caused by the top suspect is tool evidence for it
-    (here its second tool: Validated); the incident's own earlier episode is not."""
+    (a line of its own: with the graph's check, which re-reads the plan's facts and is no
+    line towards Validated, Supported); the incident's own earlier episode is not."""
     memory = open_memory(platform, offline_embedder())
     alert = Alert({"alertname": "HighErrorRate", "service": "checkout"},
                   {"summary": "checkout 5xx rate above 5%"}, time.time(), "fp-now")  # fmt: skip
@@ -202,6 +206,6 @@ def test_the_floor_asks_memory_about_the_top_suspect(platform: GraphStore) -> No
     run = Agent().investigate(alert, plan, ctx)
     payment = run.sink.hypotheses["payment"]
     assert {e.tool for e in payment.evidence} == {"query_stack_graph", "memory_lookup"}
-    assert str(payment.state) == "Validated" and run.conclusion == "payment"
+    assert str(payment.state) == "Supported" and run.conclusion == "payment"
     without = Agent().investigate(alert, plan, ToolContext(store=platform, alert=alert, plan=plan))
     assert not any(e.tool == "memory_lookup" for e in without.sink.all_evidence)

@@ -7,11 +7,13 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from sgtest import require
 
 from stackgraph.eval.baselines import BASELINES, accuracy_at
 from stackgraph.eval.datasets import CallEdge, Case, MetricSeries
 
 HAS_BARO = all(importlib.util.find_spec(m) for m in ("RCAEval", "pandas", "sklearn"))
+BARO_NEEDS = "RCAEval, pandas and scikit-learn (the BARO baseline; scripts/install.sh)"
 
 
 def synthetic_case(case_id: str = "synthetic-1") -> Case:
@@ -63,8 +65,8 @@ def test_obvious_spike_ranks_first(name: str) -> None:
     assert ranks[0] == "cart"
 
 
-@pytest.mark.skipif(not HAS_BARO, reason="RCAEval/pandas/scikit-learn not installed")
 def test_baro_on_synthetic() -> None:
+    require(HAS_BARO, BARO_NEEDS)
     c = synthetic_case()
     ranks = BASELINES["baro"](c)
     assert sorted(ranks) == sorted(c.services) and ranks[0] == "cart"
@@ -80,8 +82,8 @@ def test_accuracy_at() -> None:
 def test_real_cases_give_permutations(
     dataset: str, name: str, load_dataset: Callable[[str], list[Case]]
 ) -> None:
-    if name == "baro" and not HAS_BARO:
-        pytest.skip("RCAEval/pandas/scikit-learn not installed")
+    if name == "baro":
+        require(HAS_BARO, BARO_NEEDS)
     cases = load_dataset(dataset)
     for c in cases[:: max(1, len(cases) // 8)]:
         ranks = BASELINES[name](c)

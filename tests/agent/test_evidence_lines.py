@@ -1,0 +1,82 @@
+"""Independence of evidence is counted by data source: the graph re-reads the facts the
+plan was ranked on and is no line towards Validated; tools on one source count once."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackgraph.rca.agent import (
+    ROOT_CAUSE_MIN_CONFIDENCE,
+    Hypothesis,
+    HypothesisState,
+    ToolEvidence,
+    Verdict,
+    default_tools,
+)
+from stackgraph.rca.agent.evidence import DATA_SOURCE, GRAPH
+
+S, R, N = Verdict.SUPPORTS, Verdict.REFUTES, Verdict.INCONCLUSIVE
+
+
+def hyp(*checks: tuple[str, Verdict], prior: float = 0.5) -> Hypothesis:
+    h = Hypothesis("payment", 1, prior)
+    h.evidence = [ToolEvidence(tool, v, f"{tool}: {v}", "Test", hypothesis="payment")
+                  for tool, v in checks]  # fmt: skip
+    return h
+
+
+def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
+    graph_git = hyp(("query_stack_graph", S), ("git_log", S))
+    assert graph_git.state == HypothesisState.SUPPORTED
+    git_metrics = hyp(("git_log", S), ("prometheus_query", S))
+    assert git_metrics.state == HypothesisState.VALIDATED
+    assert git_metrics.confidence >= ROOT_CAUSE_MIN_CONFIDENCE > graph_git.confidence
+
+
+@pytest.mark.parametrize(
+    ("checks", "state"),
+    [
+        ((("query_stack_graph", S),), HypothesisState.SUPPORTED),
+        ((("git_log", S), ("git_show", S)), HypothesisState.SUPPORTED),
+        ((("git_log", S), ("flux_status", S)), HypothesisState.SUPPORTED),  # both: change
+        # both read logs; the graph adds no line
+        ((("loki_query", S), ("k8s_logs", S), ("query_stack_graph", S)), HypothesisState.SUPPORTED),
+        ((("k8s_events", S), ("k8s_pod_status", S)), HypothesisState.SUPPORTED),
+        ((("k8s_events", S), ("flux_status", S)), HypothesisState.VALIDATED),
+        ((("loki_query", S), ("prometheus_query", S)), HypothesisState.VALIDATED),
+        ((("git_log", S), ("memory_lookup", S)), HypothesisState.VALIDATED),
+        ((("git_log", S), ("some_new_tool", S)), HypothesisState.VALIDATED),  # its own source
+        # a refutation blocks Validated
+        (
+            (("git_log", S), ("prometheus_query", S), ("k8s_pod_status", R)),
+            HypothesisState.SUPPORTED,
+        ),
+        ((("query_stack_graph", R), ("git_log", S)), HypothesisState.REFUTED),
+        ((("query_stack_graph", N), ("git_log", N)), HypothesisState.CANDIDATE),
+    ],
+)
+def test_lines_are_data_sources(
+    checks: tuple[tuple[str, Verdict], ...], state: HypothesisState
+) -> None:
+    assert hyp(*checks).state == state
+
+
+def test_the_graph_keeps_a_small_confidence_contribution() -> None:
+    """Like a second tool on the same source: a little, never a line's worth."""
+    git = hyp(("git_log", S), prior=0.0)
+    with_graph = hyp(("git_log", S), ("query_stack_graph", S), prior=0.0)
+    with_show = hyp(("git_log", S), ("git_show", S), prior=0.0)
+    assert git.confidence < with_graph.confidence == with_show.confidence
+    with_metrics = hyp(("git_log", S), ("prometheus_query", S), prior=0.0)
+    assert with_metrics.confidence - git.confidence > 2 * (with_graph.confidence - git.confidence)
+    # the plan's own facts alone say no more than the plan's prior
+    assert hyp(("query_stack_graph", S), prior=1.0).confidence <= 0.1
+
+
+def test_every_tool_of_the_floor_names_its_data_source() -> None:
+    tools = default_tools()
+    assert set(tools) <= set(DATA_SOURCE)
+    assert DATA_SOURCE["query_stack_graph"] == GRAPH
+    assert [name for name, source in DATA_SOURCE.items() if source == GRAPH] == [
+        "query_stack_graph"
+    ]
