@@ -1,33 +1,110 @@
-"""`evaluate(...)`: load a dataset, replay it through StackGraph and the baselines, score."""
+"""`evaluate(...)`: replay a labelled dataset through the product path, beside every
+baseline given the same inputs, and score.
+
+    cases ─▶ place (recordings apart in time) ─▶ OpenMetrics ─▶ promtool ─▶ Prometheus
+          └▶ per case: lanes ─▶ alert from the data ─▶ Planner + PrometheusMetrics
+                       └▶ observe (read back) ─▶ baselines, +releases variants ─▶ scorecard
+
+A dataset is written into Prometheus once, not once per case. Adapters: the built-in
+ones, any registered under the entry-point group `stackgraph.datasets`, or one named as
+`module:function` (a callable from a folder to `list[Case]`).
+"""
 
 from __future__ import annotations
 
+import importlib
+import tempfile
+import time
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from stackgraph.rca import DEFAULT, Playbook
+from stackgraph.config import Settings
+from stackgraph.promql import PromQLNames
 from stackgraph.store import GraphStore
 
-from .baselines import BASELINES
-from .datasets import load_cases
+from .baselines import BASELINES, RELEASES, Method, released_first
+from .datasets import ADAPTERS, DatasetError
 from .datasets.model import Case
-from .replay import Method, Replayer, run_methods
-from .scorecard import scorecard
+from .openmetrics import place, write_openmetrics
+from .promserver import running_prometheus
+from .replay import Replay, Replayer
+from .scorecard import CaseResult, scorecard
 
-DATASETS = ("nezha", "changerca", "rcd-sockshop", "seeded")
+ENTRY_POINTS = "stackgraph.datasets"
+Adapter = Callable[[Path], list[Case]]
+Progress = Callable[[int, int, str], None]
+"""(cases done, cases in all, the case's id)."""
 
 
-def load(name: str, path: Path | None) -> list[Case]:
-    """Cases of a dataset; `seeded` defaults to the set shipped in eval/data/seeded."""
-    if name == "seeded":
-        from .seeded import DEFAULT_PATH, load_seeded
+def adapters() -> dict[str, Adapter]:
+    """Built-in adapters, then those installed under the `stackgraph.datasets` group."""
+    from .seeded import NAME as SEEDED
+    from .seeded import load_seeded
 
-        return load_seeded(path or DEFAULT_PATH)
+    found: dict[str, Adapter] = {**ADAPTERS, SEEDED: load_seeded}
+    for ep in entry_points(group=ENTRY_POINTS):
+        found.setdefault(ep.name, ep.load())
+    return found
+
+
+def adapter_from(spec: str) -> Adapter:
+    """A `module:function` adapter; a clear DatasetError when it cannot be loaded."""
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise DatasetError(f"adapter {spec!r}: expected module:function")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise DatasetError(f"adapter {spec!r}: {exc}") from exc
+    if not callable(fn):
+        raise DatasetError(f"adapter {spec!r} is not callable")
+    return fn
+
+
+def load(name: str, path: Path | None, adapter: str | None = None) -> list[Case]:
+    """The cases of dataset `name` (its folder `path`), through `adapter` when given."""
+    from .seeded import DEFAULT_PATH
+    from .seeded import NAME as SEEDED
+
+    if adapter is not None:
+        fn = adapter_from(adapter)
+    else:
+        known = adapters()
+        if name not in known:
+            raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(known))}")
+        fn = known[name]
+    if path is None and name == SEEDED and adapter is None:
+        path = DEFAULT_PATH
     if path is None:
-        from .datasets import DatasetError
-
         raise DatasetError(f"dataset {name!r} needs --path (its folder)")
-    return load_cases(name, path)
+    if not Path(path).is_dir():
+        raise DatasetError(f"dataset {name!r}: folder {path} does not exist")
+    cases = fn(Path(path))
+    if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
+        raise DatasetError(f"dataset {name!r}: the adapter must return a list of Case")
+    return cases
+
+
+def methods_for(cases: list[Case]) -> dict[str, Method]:
+    """Every baseline, and its `+releases` variant when any case has releases."""
+    out = dict(BASELINES)
+    if any(c.changes for c in cases):
+        out |= {f"{n}{RELEASES}": released_first(fn) for n, fn in BASELINES.items()}
+    return out
+
+
+def _score(replay: Replay, methods: dict[str, Method]) -> CaseResult:
+    ranks = {"stackgraph": replay.ranking}
+    seconds = {"stackgraph": replay.seconds["investigate"]}
+    for name, fn in methods.items():
+        t = time.perf_counter()
+        ranks[name] = fn(replay.observed)
+        seconds[name] = time.perf_counter() - t
+    notes = [*replay.notes, *replay.plan.notes]
+    fail_open = (replay.plan.reason or "no candidates") if replay.failed_open else None
+    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes)
 
 
 def evaluate(
@@ -35,24 +112,64 @@ def evaluate(
     path: Path | None,
     store: GraphStore,
     *,
-    settings: Any = None,
-    playbook: Playbook = DEFAULT,
-    baselines: dict[str, Method] | None = None,
+    settings: Settings,
+    adapter: str | None = None,
     manifests_root: Path | None = None,
     limit: int | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The scorecard of StackGraph and every baseline on the same cases, in one run."""
-    cases = load(name, path)
-    if limit is not None:
-        cases = cases[:limit]
+    cases = load(name, path, adapter)[:limit]
     if manifests_root is None and path is not None:
         guess = Path(path).parent / "manifests"
         manifests_root = guess if guess.is_dir() else None
-    replayer = Replayer(store, playbook, manifests_root)
-    ranks, secs, skipped = run_methods(
-        cases, replayer, BASELINES if baselines is None else baselines, settings
-    )
-    card = scorecard(name, cases, ranks, secs)
-    card["notes"] = [*replayer.notes, *(f"baseline skipped: {s}" for s in skipped)]
-    card["windows"] = "adapter windows (eval/datasets/_common.py); alert at the alert window's end"
-    return card
+    cases = place(cases)
+    methods = methods_for(cases)
+    results: list[CaseResult] = []
+    skipped: list[dict[str, str]] = []
+    spent: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="sg-eval-prom-") as tmp:
+        t = time.perf_counter()
+        om = Path(tmp) / "dataset.om"
+        with om.open("w", encoding="utf-8") as fh:
+            stats = write_openmetrics(cases, fh, PromQLNames.from_settings(settings))
+        spent["openmetrics_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        with running_prometheus(Path(tmp), om) as url:
+            spent["backfill_s"] = time.perf_counter() - t
+            replayer = Replayer(store, settings.model_copy(update={"prometheus_url": url}),
+                                manifests_root)  # fmt: skip
+            try:
+                for i, case in enumerate(cases):
+                    if progress is not None:
+                        progress(i, len(cases), case.case_id)
+                    try:
+                        replay = replayer.run(case, i)
+                    except Exception as exc:  # one broken case is listed, not fatal
+                        skipped.append({"case_id": case.case_id,
+                                        "reason": f"{type(exc).__name__}: {exc}"})  # fmt: skip
+                        continue
+                    for k, v in replay.seconds.items():
+                        spent[f"{k}_s"] = spent.get(f"{k}_s", 0.0) + v
+                    results.append(_score(replay, methods))
+            finally:
+                replayer.close()
+    n = max(1, len(results))
+    cost = {
+        "series": stats.series,
+        "samples": stats.samples,
+        "openmetrics_s": round(spent.pop("openmetrics_s"), 2),
+        "backfill_s": round(spent.pop("backfill_s"), 2),
+        **{f"{k.removesuffix('_s')}_s_per_case": round(v / n, 3) for k, v in spent.items()},
+    }
+    notes = [
+        "alert time from the symptom's own series (eval/alerting.py); windows end at the "
+        "next fault; the baseline is the dataset's fault-free window",
+        "every baseline ranks the case as read back from Prometheus (eval/replay.observe)"
+        + (
+            f"; {RELEASES} variants put released services first"
+            if len(methods) > len(BASELINES)
+            else ""
+        ),
+    ]
+    return scorecard(name, results, skipped=skipped, cost=cost, notes=notes)

@@ -1,168 +1,184 @@
-"""Replay labelled incidents through the real read path.
+"""Replay one labelled incident through the product path.
 
-Each case is written by the single writer into a graph key of its own (call graph and
-edge statistics as CALLS records, releases as Deploy records, infra from the dataset's
-manifests when an `infra` lane is registered), an alert is built on the symptom service
-(never naming the root cause), and `investigate` ranks with a MetricsSource that serves
-the case's own metric series, the same interface Prometheus serves live.
+The dataset's telemetry is already in a real Prometheus (see `harness`). For each case,
+in a graph key of its own:
+
+    catalog lane    criticality, where the dataset states it
+    infra lane      the dataset's Kubernetes manifests
+    change lane     its releases, as a Flux HelmRelease status dump
+    telemetry lane  Tempo's service graph from Prometheus, as the CronJob would have run it
+                    every `LANE_EVERY_S` through the baseline up to the alert
+    alert           fired where the symptom's own series say (`alerting.detect_alert`)
+    investigate     `Planner` with `PrometheusMetrics`: the code the API runs
+
+The writer's clock is the replayed time, so first/last seen and Stale cut-offs are those
+of the incident. Every method then gets the same inputs, read back from the same source
+(`observe`): the series of every service in the plan's windows, the call graph Tempo saw,
+and the releases known at the alert.
 """
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
-from stackgraph.rca import DEFAULT, Alert, Playbook, investigate
-from stackgraph.schema import RecordBatch
+from stackgraph.config import Settings
+from stackgraph.ingest import run_lanes
+from stackgraph.rca import Alert, Plan, Planner
+from stackgraph.rca.model import EDGE_PREFIX, MetricsSource
+from stackgraph.rca.sources import PrometheusMetrics
 from stackgraph.store import GraphStore
 
-from .datasets.model import Case
-from .records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+from .alerting import AlertTime, detect_alert
+from .datasets.model import CallEdge, Case, MetricSeries
+from .lane_files import catalog_doc, helm_releases, write_yaml
+
+__all__ = ["LANE_EVERY_S", "Replay", "Replayer", "case_alert", "observe"]
+
+LANE_EVERY_S = 300.0
+"""The telemetry lane's cadence in the replay: once per window of its own (5 min), so each
+run sees fresh traffic and an edge silent for 15 min turns Stale, as it would live."""
 
 
-class CaseMetrics:
-    """A MetricsSource over one case's series; kinds are `kind/series-name`."""
-
-    def __init__(self, case: Case) -> None:
-        self.source_name = f"replay:{case.dataset}"
-        self._series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-        for ms in case.metrics:
-            self._series.setdefault(ms.service, {})[f"{ms.kind}/{ms.name}"] = (ms.times, ms.values)
-
-    def kinds(self, service: str) -> Sequence[str]:
-        return sorted(self._series.get(service, {}))
-
-    def values(self, service: str, kind: str, start: float, end: float) -> Sequence[float]:
-        found = self._series.get(service, {}).get(kind)
-        if found is None:
-            return []
-        times, values = found
-        mask = (times >= start) & (times < end) & np.isfinite(values)
-        return [float(v) for v in values[mask]]
-
-
-def case_alert(case: Case) -> Alert:
-    """What Alertmanager would send: the symptom service and when it started firing."""
+def case_alert(case: Case, fired: AlertTime) -> Alert:
+    """What Alertmanager would send: the symptom service, firing since `fired`."""
     fp = hashlib.sha256(f"{case.dataset}:{case.case_id}".encode()).hexdigest()[:16]
+    name = {"errors": "HighErrorRate", "latency": "HighLatency"}.get(fired.signal or "", "Down")
     return Alert(
-        labels={"alertname": "SymptomDetected", "service": case.symptom_service,
-                "severity": "critical"},
+        labels={"alertname": name, "service": case.symptom_service, "severity": "critical"},
         annotations={"summary": f"{case.symptom_service} is degraded"},
-        starts_at=case.alert_window[0],
+        starts_at=fired.fired_at,
         fingerprint=fp,
-    )  # fmt: skip
+    )
 
 
-def case_records(case: Case) -> RecordBatch:
-    """The case's call graph + statistics and its releases, as records (source Synthetic)."""
-    stale = set(getattr(case, "stale_edges", ()))
-    stats = [
-        EdgeStat(e.client, e.server, e.trace_count, e.error_rate, e.latency_p95_ms,
-                 "Stale" if (e.client, e.server) in stale else "Active")
-        for e in case.call_edges
-    ]  # fmt: skip
-    batch = edge_stat_records(stats, origin=f"{case.dataset}:{case.case_id}")
-    crit: Mapping[str, str] = getattr(case, "criticality", {})
-    from stackgraph.schema import NodeRecord
-
-    for svc in case.services:
-        props = {"criticality": crit[svc]} if svc in crit else {}
-        batch.nodes.append(NodeRecord("Service", {"name": svc}, props, "Synthetic"))
-    batch.extend(deploy_records(DeployEvent(c.service, c.version, c.at) for c in case.changes))
-    return batch
+def observe(source: MetricsSource, case: Case, plan: Plan, at: float) -> Case:
+    """The case as every method sees it: each service's series from `source` over the
+    plan's baseline and alert windows, the callers the source knows, the releases known at
+    `at`. The labelled fault start is replaced by the alert window's start."""
+    window = plan.window or (at - 600.0, at)
+    base = plan.baseline or (window[0] - 1200.0, window[0])
+    metrics: list[MetricSeries] = []
+    edges: set[tuple[str, str]] = set()
+    for service in case.services:
+        for kind in source.kinds(service):
+            group, _, name = kind.partition("/")
+            if name.startswith(EDGE_PREFIX):
+                edges.add((name[len(EDGE_PREFIX) :], service))
+            points = [p for p in source.points(service, kind, base[0], base[1]) if p[0] < base[1]]
+            points += list(source.points(service, kind, max(window[0], base[1]), window[1]))
+            if points:
+                t, v = np.array(points, dtype=float).T
+                metrics.append(MetricSeries(service, kind, group, t, v))
+    calls = tuple(CallEdge(c, s) for c, s in sorted(edges) if c in case.services)
+    return replace(
+        case,
+        inject_time=window[0],
+        alert_window=(window[0], window[1]),
+        baseline_window=base,
+        call_edges=calls,
+        metrics=tuple(metrics),
+        changes=tuple(c for c in case.changes if c.at <= at),
+    )
 
 
 @dataclass
-class ReplayResult:
+class Replay:
+    """One case's outcome: StackGraph's ranking, the plan, and what every method saw."""
+
     case: Case
     ranking: list[str]
-    seconds: float
-    reason: str = ""
+    plan: Plan
+    alert: AlertTime
+    observed: Case
+    seconds: dict[str, float]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed_open(self) -> bool:
+        return not self.plan.candidates
 
 
 @dataclass
 class Replayer:
-    """Replays cases on one FalkorDB connection, one graph key per case (deleted after)."""
+    """Replays cases against one Prometheus, one graph key per case (deleted after)."""
 
     store: GraphStore
-    playbook: Playbook = DEFAULT
+    settings: Settings
+    """Settings with `prometheus_url` pointing at the server holding the dataset."""
     manifests_root: Path | None = None
-    hops: int = 4
     keep_graphs: bool = False
-    notes: list[str] = field(default_factory=list)
-    _infra_cache: dict[str, RecordBatch] = field(default_factory=dict)
+    planner: Planner = field(init=False)
+    metrics: PrometheusMetrics = field(init=False)
 
-    def infra(self, case: Case, settings: Any) -> RecordBatch:
-        if not case.manifests or self.manifests_root is None:
-            return RecordBatch()
-        lane = LANES.get("infra")
-        if lane is None:
-            note = "infra lane not available: manifests not ingested (call graph only)"
-            if note not in self.notes:
-                self.notes.append(note)
-            return RecordBatch()
-        if case.manifests not in self._infra_cache:
-            folder = self.manifests_root / case.manifests
-            self._infra_cache[case.manifests] = lane.collect(LaneInputs(settings, manifests=folder))
-        return self._infra_cache[case.manifests]
+    def __post_init__(self) -> None:
+        self.metrics = PrometheusMetrics.from_settings(self.settings)
+        self.planner = Planner(self.metrics, self.settings.investigate_hops)
 
-    def run(self, case: Case, index: int, settings: Any = None) -> ReplayResult:
+    def close(self) -> None:
+        self.metrics.close()
+
+    def _lanes(self, graph: GraphStore, case: Case, at: float, folder: Path) -> list[str]:
+        """Write the case's world through the lanes; returns notes on lanes that failed."""
+        settings, failures = self.settings, []
+        start = case.baseline_window[0]
+
+        def clock(t: float) -> Callable[[], float]:
+            return lambda: t
+
+        if case.criticality:
+            catalog = write_yaml(folder / "catalog.yaml", catalog_doc(case.criticality))
+            failures += run_lanes(graph, settings, "catalog", catalog=catalog,
+                                  clock=clock(start), who="eval")[1]  # fmt: skip
+        if case.manifests and self.manifests_root is not None:
+            manifests = self.manifests_root / case.manifests
+            failures += run_lanes(graph, settings, "infra", manifests=manifests,
+                                  clock=clock(start), who="eval")[1]  # fmt: skip
+        released = [c for c in case.changes if c.at <= at]
+        if released:
+            dump = write_yaml(folder / "flux" / "helmreleases.yaml", helm_releases(released))
+            failures += run_lanes(graph, settings, "change", manifests=dump.parent,
+                                  clock=clock(start), who="eval")[1]  # fmt: skip
+        ticks = np.arange(at, start + LANE_EVERY_S - 1e-9, -LANE_EVERY_S)[::-1]
+        for tick in ticks if ticks.size else np.array([at]):
+            failures += run_lanes(graph, settings, "telemetry", options={"at": float(tick)},
+                                  clock=clock(float(tick)), who="eval")[1]  # fmt: skip
+        return [f"lane failed: {exc}" for exc in failures]
+
+    def run(self, case: Case, index: int) -> Replay:
         key = f"{self.store.graph_name}-eval-{index}"
         graph = GraphStore(self.store.conn, key, self.store.where)
+        seconds: dict[str, Any] = {}
         try:
-            batch = RecordBatch()
-            batch.extend(self.infra(case, settings))
-            batch.extend(case_records(case))
-            with GraphIngestor(graph, who="eval") as writer:
-                writer.write(batch)
-            start = time.perf_counter()
-            plan = investigate(graph, case_alert(case), at=case.alert_window[1],
-                               metrics=CaseMetrics(case), hops=self.hops,
-                               limit=len(case.services) + 10, playbook=self.playbook,
-                               baseline=case.baseline_window)  # fmt: skip
-            seconds = time.perf_counter() - start
+            t = time.perf_counter()
+            fired = detect_alert(self.metrics, case.symptom_service, case.inject_time,
+                                 case.alert_window[1], case.baseline_window)  # fmt: skip
+            seconds["alert"] = time.perf_counter() - t
+            t = time.perf_counter()
+            with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:
+                notes = self._lanes(graph, case, fired.fired_at, Path(tmp))
+            seconds["lanes"] = time.perf_counter() - t
+            t = time.perf_counter()
+            plan = self.planner(graph, case_alert(case, fired), at=fired.fired_at,
+                                baseline=case.baseline_window,
+                                limit=len(case.services) + 10)  # fmt: skip
+            seconds["investigate"] = time.perf_counter() - t
         finally:
             if not self.keep_graphs:
                 graph.delete()
                 self.store.conn.delete(f"stackgraph:{key}:writer-lease")
+        t = time.perf_counter()
+        observed = observe(self.metrics, case, plan, fired.fired_at)
+        seconds["observe"] = time.perf_counter() - t
         ranked = [c.service for c in plan.candidates if c.service in case.services]
-        ranked += sorted(s for s in case.services if s not in ranked)
-        return ReplayResult(case, ranked, seconds, plan.reason)
-
-
-Method = Callable[[Case], list[str]]
-
-
-def run_methods(
-    cases: Sequence[Case],
-    replayer: Replayer,
-    baselines: Mapping[str, Method],
-    settings: Any = None,
-) -> tuple[dict[str, list[list[str]]], dict[str, list[float]], list[str]]:
-    """Rank every case with StackGraph and each baseline; rankings and seconds per case."""
-    ranks: dict[str, list[list[str]]] = {"stackgraph": []}
-    secs: dict[str, list[float]] = {"stackgraph": []}
-    skipped: list[str] = []
-    for i, case in enumerate(cases):
-        res = replayer.run(case, i, settings)
-        ranks["stackgraph"].append(res.ranking)
-        secs["stackgraph"].append(res.seconds)
-    for name, fn in baselines.items():
-        out, took = [], []
-        try:
-            for case in cases:
-                t = time.perf_counter()
-                out.append(fn(case))
-                took.append(time.perf_counter() - t)
-        except ImportError as exc:
-            skipped.append(f"{name}: {exc}")
-            continue
-        ranks[name], secs[name] = out, took
-    return ranks, secs, skipped
+        unranked = sorted(s for s in case.services if s not in ranked)
+        if unranked and plan.candidates:
+            notes.append(f"{len(unranked)} service(s) outside the plan, appended by name")
+        return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes)

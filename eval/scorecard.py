@@ -1,4 +1,6 @@
-"""Scorecards: AC@1, AC@3, AC@5, Avg@5 and MRR, overall and per fault type.
+"""Scorecards: AC@1, AC@3, AC@5, Avg@5 and MRR, overall and per fault type, with what each
+method was given, every case's ranks, and what went wrong on the way (fail-open plans,
+alerts that had to be placed by the fallback, skipped cases).
 
 AC@k = fraction of cases whose labelled root cause is in the top k; Avg@5 = mean of
 AC@1..AC@5; MRR = mean of 1/rank (0 when the root cause is not ranked at all).
@@ -6,18 +8,34 @@ AC@1..AC@5; MRR = mean of 1/rank (0 when the root cause is not ranked at all).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from .alerting import FALLBACK_DELAY_S, AlertTime
+from .baselines import inputs_of
 from .datasets.model import Case
+
+
+@dataclass
+class CaseResult:
+    """One scored case: each method's ranking and time, and the replay's own account."""
+
+    case: Case
+    ranks: dict[str, list[str]]
+    seconds: dict[str, float]
+    alert: AlertTime | None = None
+    fail_open: str | None = None
+    """The plan's reason when it ranked nothing (its ranking is then by name)."""
+    notes: list[str] = field(default_factory=list)
 
 
 def metrics(ranks: Sequence[Sequence[str]], truths: Sequence[str]) -> dict[str, float]:
     n = len(truths)
     if n == 0:
         return {"ac1": 0.0, "ac3": 0.0, "ac5": 0.0, "avg5": 0.0, "mrr": 0.0}
-    pos = [list(r).index(t) + 1 if t in r else 0 for r, t in zip(ranks, truths, strict=True)]
+    pos = [rank_of(r, t) for r, t in zip(ranks, truths, strict=True)]
 
     def ac(k: int) -> float:
         return sum(1 for p in pos if 0 < p <= k) / n
@@ -31,43 +49,96 @@ def metrics(ranks: Sequence[Sequence[str]], truths: Sequence[str]) -> dict[str, 
     }
 
 
+def rank_of(ranking: Sequence[str], truth: str) -> int:
+    """1-based rank of the root cause; 0 when it is not ranked."""
+    return list(ranking).index(truth) + 1 if truth in ranking else 0
+
+
+def _alerts(results: Sequence[CaseResult]) -> dict[str, Any]:
+    timed = [r for r in results if r.alert is not None]
+    how = Counter(r.alert.how for r in timed if r.alert is not None)
+    delays = sorted(r.alert.fired_at - r.case.inject_time for r in timed if r.alert is not None)
+    return {
+        "detected": how.get("detected", 0),
+        "no_signal": how.get("no signal", 0),
+        "in_band": how.get("in band", 0),
+        "fallback_delay_s": FALLBACK_DELAY_S,
+        "median_delay_s": round(delays[len(delays) // 2], 1) if delays else None,
+    }
+
+
 def scorecard(
     dataset: str,
-    cases: Sequence[Case],
-    ranks: Mapping[str, Sequence[Sequence[str]]],
-    seconds: Mapping[str, Sequence[float]],
+    results: Sequence[CaseResult],
+    *,
+    skipped: Sequence[Mapping[str, str]] = (),
+    cost: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON scorecard: per method overall, per fault type, and mean seconds per case."""
-    truths = [c.root_cause for c in cases]
+    """The JSON scorecard over the scored cases (skipped ones are listed, not scored)."""
+    truths = [r.case.root_cause for r in results]
+    names = list(dict.fromkeys(m for r in results for m in r.ranks))
     by_fault: dict[str, list[int]] = defaultdict(list)
-    for i, c in enumerate(cases):
-        by_fault[c.fault_type].append(i)
+    for i, r in enumerate(results):
+        by_fault[r.case.fault_type].append(i)
     methods: dict[str, Any] = {}
     faults: dict[str, Any] = {}
-    for name, r in ranks.items():
-        m = metrics(r, truths)
-        took = seconds.get(name, [])
+    for name in names:
+        ranking = [r.ranks[name] for r in results]
+        m: dict[str, Any] = metrics(ranking, truths)
+        took = [r.seconds[name] for r in results if name in r.seconds]
         m["seconds_per_case"] = round(sum(took) / len(took), 5) if took else 0.0
         methods[name] = m
         faults[name] = {
-            f: {"cases": len(ix), **metrics([r[i] for i in ix], [truths[i] for i in ix])}
+            f: {"cases": len(ix), **metrics([ranking[i] for i in ix], [truths[i] for i in ix])}
             for f, ix in sorted(by_fault.items())
         }
-    return {"dataset": dataset, "cases": len(cases), "methods": methods, "by_fault": faults}
+    return {
+        "dataset": dataset,
+        "n_cases": len(results),
+        "methods": methods,
+        "by_fault": faults,
+        "inputs": {name: list(inputs_of(name)) for name in names},
+        "alerts": _alerts(results),
+        "fail_open": [
+            {"case_id": r.case.case_id, "reason": r.fail_open} for r in results if r.fail_open
+        ],
+        "cost": dict(cost or {}),
+        "notes": list(notes),
+        "skipped": list(skipped),
+        "cases": [
+            {
+                "case_id": r.case.case_id,
+                "fault_type": r.case.fault_type,
+                "root_cause": r.case.root_cause,
+                "alert": None
+                if r.alert is None
+                else {
+                    "how": r.alert.how,
+                    "signal": r.alert.signal,
+                    "delay_s": round(r.alert.fired_at - r.case.inject_time, 1),
+                },
+                "ranks": {name: rank_of(r.ranks[name], r.case.root_cause) for name in names},
+                "notes": r.notes,
+            }
+            for r in results
+        ],
+    }
 
 
 def markdown(card: Mapping[str, Any]) -> str:
-    """The scorecard as markdown tables (overall, then AC@1 per fault type)."""
+    """The scorecard as markdown: overall, AC@1 per fault type, then what to know."""
     lines = [
-        f"### {card['dataset']} ({card['cases']} cases)",
+        f"### {card['dataset']} ({card['n_cases']} cases)",
         "",
-        "| method | AC@1 | AC@3 | AC@5 | Avg@5 | MRR | s/case |",
-        "|---|---|---|---|---|---|---|",
+        "| method | AC@1 | AC@3 | AC@5 | Avg@5 | MRR | s/case | inputs |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, m in card["methods"].items():
         lines.append(
             f"| {name} | {100 * m['ac1']:.1f} | {100 * m['ac3']:.1f} | {100 * m['ac5']:.1f} | "
-            f"{100 * m['avg5']:.1f} | {m['mrr']:.3f} | {m['seconds_per_case']:.4f} |"
+            f"{100 * m['avg5']:.1f} | {m['mrr']:.3f} | {m['seconds_per_case']:.4f} | "
+            f"{', '.join(card['inputs'].get(name, []))} |"
         )
     faults = sorted({f for per in card["by_fault"].values() for f in per})
     if faults:
@@ -78,4 +149,19 @@ def markdown(card: Mapping[str, Any]) -> str:
         for name, per in card["by_fault"].items():
             cells = " | ".join(f"{100 * per[f]['ac1']:.1f}" for f in faults)
             lines.append(f"| {name} | {cells} |")
+    a = card["alerts"]
+    lines += [
+        "",
+        f"Alerts: {a['detected']} detected on the symptom's own series (median "
+        f"{a['median_delay_s']} s after the fault start); fixed {a['fallback_delay_s']:.0f} s "
+        f"delay for {a['no_signal']} without a symptom series and {a['in_band']} whose "
+        "series stayed in band.",
+        f"Fail-open plans: {len(card['fail_open'])}"
+        + "".join(f"\n- {f['case_id']}: {f['reason']}" for f in card["fail_open"]),
+    ]
+    if card["cost"]:
+        lines.append("Cost: " + ", ".join(f"{k} {v}" for k, v in card["cost"].items()))
+    if card["skipped"]:
+        lines.append(f"Skipped cases: {len(card['skipped'])}")
+        lines += [f"- {s['case_id']}: {s['reason']}" for s in card["skipped"]]
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from .memory_writes import (
     vector_index,
     write_vectors,
 )
+from .run import Progress, run_lanes
 from .writer import Counts, GraphIngestor, IngestReport, content_hash
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "IngestReport",
     "Lane",
     "LaneInputs",
+    "Progress",
     "VectorIndexInfo",
     "WriterLease",
     "check_dimension",
@@ -30,6 +32,7 @@ __all__ = [
     "lease_key",
     "register",
     "resolve",
+    "run_lanes",
     "vector_index",
     "write_vectors",
 ]

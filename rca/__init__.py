@@ -9,12 +9,14 @@ from .anchor import anchor_names, pod_base_names
 from .clock import parse_time
 from .collect import GENERATORS, clamp_hops
 from .investigate import investigate, windows_for
-from .model import Alert, Candidate, Evidence, MetricsSource, Plan
+from .model import EDGE_PREFIX, Alert, Candidate, Evidence, MetricsSource, Plan
 from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
+from .planner import Planner
 from .signals import Signal
 
 __all__ = [
     "DEFAULT",
+    "EDGE_PREFIX",
     "GENERATORS",
     "PLAYBOOKS",
     "SCORERS",
@@ -23,6 +25,7 @@ __all__ = [
     "Evidence",
     "MetricsSource",
     "Plan",
+    "Planner",
     "Playbook",
     "Signal",
     "anchor_names",

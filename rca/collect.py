@@ -15,12 +15,23 @@ from typing import Any, Protocol
 
 from stackgraph import cypher
 from stackgraph.cypher import Query
+from stackgraph.errors import SourceUnavailable
 from stackgraph.timetravel import at_params
 
 from .anchor import anchor_names
 from .clock import parse_time
-from .facts import ChangeFact, EdgeFact, Facts, HistoryFact, NodeFact, ProbeSeries, Request, num
-from .model import Alert
+from .facts import (
+    ChangeFact,
+    EdgeFact,
+    Facts,
+    HistoryFact,
+    NodeFact,
+    ProbeSeries,
+    Request,
+    Windows,
+    num,
+)
+from .model import Alert, MetricsSource
 
 MIN_HOPS, MAX_HOPS = 1, 4
 _MAX_PATHS_PER_NODE = 3
@@ -323,25 +334,27 @@ def history(store: GraphReader, req: Request, facts: Facts) -> Facts:
 def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     """Each candidate's own metrics in the alert and baseline windows, via MetricsSource.
 
-    Reads metrics, not the graph. A failing probe is a note; the others still count.
+    Reads metrics, not the graph. A failing probe is a note and the others still count;
+    an unreachable source is noted once and not asked again for this plan.
     """
     metrics = req.metrics
     if metrics is None:
         return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
     source = str(getattr(metrics, "source_name", type(metrics).__name__))
-    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
     out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
     notes: list[str] = []
-    for name in candidate_names(facts):
+    names = candidate_names(facts)
+    for i, name in enumerate(names):
         try:
-            kinds = list(metrics.kinds(name))
-            for kind in kinds:
-                base = _finite(metrics.values(name, kind, b0, b1))
-                alert = _finite(metrics.values(name, kind, a0, a1))
-                if base and alert:
-                    group, _, series = str(kind).partition("/")
-                    probe = ProbeSeries(group, series or group, base, alert)
+            for kind in metrics.kinds(name):
+                probe = _probe(metrics, name, str(kind), req.windows)
+                if probe is not None:
                     out.setdefault(name, []).append(probe)
+        except SourceUnavailable as exc:
+            notes.append(
+                f"metrics source unavailable, {len(names) - i} candidate(s) not probed: {exc}"
+            )
+            break
         except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
             notes.append(f"metrics probe for {name!r} failed: {type(exc).__name__}: {exc}")
     return replace(
@@ -352,13 +365,31 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     )
 
 
-def _finite(values: Sequence[float]) -> tuple[float, ...]:
-    out: list[float] = []
-    for v in values:
-        x = num(v)
-        if x is not None and math.isfinite(x):
-            out.append(x)
-    return tuple(out)
+def _probe(metrics: MetricsSource, name: str, kind: str, win: Windows) -> ProbeSeries | None:
+    """One kind of one service in both windows: baseline [b0, b1), alert [a0, a1]. One
+    query covers both when they touch (the default), two when a gap lies between."""
+    (a0, a1), (b0, b1) = win.alert, win.baseline
+    if b1 >= a0:
+        both = _finite(metrics.points(name, kind, b0, a1))
+        base = [v for t, v in both if b0 <= t < min(b1, a0)]
+        alert = [(t, v) for t, v in both if t >= a0]
+    else:
+        base = [v for t, v in _finite(metrics.points(name, kind, b0, b1)) if t < b1]
+        alert = list(_finite(metrics.points(name, kind, a0, a1)))
+    if not base or not alert:
+        return None
+    group, _, series = kind.partition("/")
+    return ProbeSeries(group, series or group, tuple(base), tuple(v for _, v in alert),
+                       tuple(t for t, _ in alert))  # fmt: skip
+
+
+def _finite(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for t, v in points:
+        x, when = num(v), num(t)
+        if x is not None and when is not None and math.isfinite(x):
+            out.append((when, x))
+    return out
 
 
 GENERATORS: dict[str, Generator] = {

@@ -81,12 +81,14 @@ class HistoryFact:
 
 @dataclass(frozen=True)
 class ProbeSeries:
-    """One probed metric series of a candidate: baseline and alert-window values."""
+    """One probed metric series of a candidate: baseline and alert-window values, and when
+    each alert-window value was taken (epoch s; empty: evenly spaced over the window)."""
 
     kind: str
     name: str
     baseline: tuple[float, ...]
     alert: tuple[float, ...]
+    alert_times: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -23,15 +23,20 @@ def windows_for(
     playbook: Playbook,
     baseline: tuple[float, float] | None = None,
 ) -> Windows:
-    """Alert window [start, end): from the alert's start (or `alert_span_s` before `at`)
-    to `at` (or now); the baseline is the `baseline_span_s` before it unless given."""
+    """The alert window ends at `at` (or now). It starts `alert_lead_s` before the alert
+    fired, since what caused it moved earlier (a rule rates over minutes, then waits its
+    `for:`); without a firing time, `alert_span_s` before the end. A given baseline
+    [b0, b1) with b1 < end is kept and the alert window starts no earlier than b1;
+    otherwise the baseline is the `baseline_span_s` before the alert window."""
     end = float(at) if at is not None else time.time()
-    start = alert.starts_at if alert.starts_at is not None else end - playbook.alert_span_s
-    start = float(start)
-    if start >= end:
+    fired = alert.starts_at
+    if fired is not None and float(fired) <= end:
+        start = float(fired) - playbook.alert_lead_s
+    else:
         start = end - playbook.alert_span_s
-    if baseline is not None and baseline[0] < baseline[1] <= end:
-        return Windows((start, end), (float(baseline[0]), float(baseline[1])))
+    if baseline is not None and baseline[0] < baseline[1] < end:
+        b0, b1 = float(baseline[0]), float(baseline[1])
+        return Windows((max(start, b1), end), (b0, b1))
     return Windows((start, end), (start - playbook.baseline_span_s, start))
 
 
@@ -55,7 +60,8 @@ def investigate(
     same hour yesterday); by default it is the `baseline_span_s` before the alert window.
     `as_of` answers on the graph as it was then (time travel: facts first seen later are
     left out, Stale/Active as they were then); `at` only places the windows, so a replay
-    over a graph written today still sees it.
+    over a graph written today still sees it. Entry points call this through `Planner`,
+    which brings the configured metrics source and depth.
     """
     hops = clamp_hops(hops)
     limit = max(1, min(int(limit), 200))

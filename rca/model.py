@@ -69,14 +69,25 @@ class Plan:
         return asdict(self)
 
 
+EDGE_PREFIX = "from:"
+"""A kind `<group>/from:<caller>` is the edge caller → service as the caller sees it (Tempo
+service-graph metrics carry `client`/`server` labels). The telemetry scorer reads these
+per edge (frontier rule); the anomaly scorer counts them as the service's own
+latency/errors, since that is the service as its callers receive it."""
+
+
 class MetricsSource(Protocol):
-    """A service's own metrics, live (Prometheus) or replayed (dataset files).
+    """A service's metrics at investigation time (live: `rca.sources.PrometheusMetrics`).
 
     `kind` is one of "latency", "errors", "cpu", "memory", "workload", "network", "other",
-    optionally qualified by a series name after a slash ("latency/p99") when a service has
-    several series of one kind; scorers group on the part before the slash.
+    optionally qualified by a series name after a slash ("network/rx", "latency/from:web")
+    when a service has several series of one kind; scorers group on the part before it.
     """
 
     def kinds(self, service: str) -> Sequence[str]: ...
 
-    def values(self, service: str, kind: str, start: float, end: float) -> Sequence[float]: ...
+    def points(
+        self, service: str, kind: str, start: float, end: float
+    ) -> Sequence[tuple[float, float]]:
+        """(epoch seconds, value) pairs with start <= t <= end, oldest first."""
+        ...

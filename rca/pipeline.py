@@ -43,6 +43,9 @@ class Playbook:
     weights: Mapping[str, float] = field(default_factory=dict)
     alert_span_s: float = 600.0
     """Alert window when the alert gives no start: the 10 minutes before `at`."""
+    alert_lead_s: float = 300.0
+    """How far before the alert fired its window starts: 5 minutes, the customary rate
+    window of an alerting rule, over which its cause had to move for it to fire."""
     baseline_span_s: float = 1200.0
     """Baseline window: the 20 minutes before the alert window."""
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .clock import iso
 from .facts import EdgeFact, Facts, NodeFact, ProbeSeries
-from .model import Evidence
+from .model import EDGE_PREFIX, Evidence
 
 
 @dataclass(frozen=True)
@@ -113,13 +113,6 @@ def topology(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 
 
 # -- telemetry on edges -------------------------------------------------------------------
-
-EDGE_PREFIX = "from:"
-"""A metrics series of service S named `from:<caller>` is the edge caller → S as the caller
-sees it (Tempo service-graph metrics carry `client`/`server` labels; a MetricsSource serves
-them under the server). The telemetry scorer reads them per edge (frontier rule); the
-anomaly scorer counts them as S's own latency/errors, since that is S's service as its
-callers receive it."""
 
 
 def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
@@ -334,9 +327,9 @@ BEFORE_RELEASE = 0.1
 
 
 def onset(s: ProbeSeries, window: tuple[float, float]) -> float | None:
-    """When an anomalous series first leaves its baseline: the first alert point at least
-    ONSET_Z robust units out, its time taken as evenly spaced samples over the window (a
-    MetricsSource returns values in order at its step)."""
+    """When an anomalous series first leaves its baseline: the time of the first alert
+    point at least ONSET_Z robust units out (without timestamps, the points are taken as
+    evenly spaced over the window)."""
     if robust_z(s.baseline, s.alert) < Z_FLOOR:
         return None
     if s.kind == "latency" and not latency_doubled(s):
@@ -345,6 +338,8 @@ def onset(s: ProbeSeries, window: tuple[float, float]) -> float | None:
     hits = np.nonzero(dev >= ONSET_Z)[0]
     if hits.size == 0:
         return None
+    if len(s.alert_times) == dev.size:
+        return float(s.alert_times[int(hits[0])])
     step = (window[1] - window[0]) / max(1, dev.size)
     return window[0] + float(hits[0]) * step
 
@@ -412,7 +407,11 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             s *= STALE_FACTOR
         scores[c.service] = max(scores.get(c.service, 0.0), s)
         if len(evidence[c.service]) < 3:
-            when = "during the alert window" if age == 0 else f"{age / 60:.0f} min before the alert"
+            when = (
+                "during the alert window"
+                if age == 0
+                else f"{age / 60:.0f} min before the alert window"
+            )
             evidence[c.service].append(
                 Evidence(
                     "change",

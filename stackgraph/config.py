@@ -88,13 +88,29 @@ class Settings(BaseSettings):
         default="traces_service_graph_request_server_seconds", pattern=_METRIC
     )
     """Histogram family (without `_bucket`) of server-side request latency."""
+    telemetry_metric_client_seconds: str = Field(
+        default="traces_service_graph_request_client_seconds", pattern=_METRIC
+    )
+    """Histogram family of client-side latency: what a caller waits, network included."""
     telemetry_latency_unit_s: float = Field(default=1.0, gt=0)
     """Unit of that histogram in seconds (0.001 for a millisecond histogram)."""
     telemetry_subject_label: str = Field(default="messaging_destination_name", pattern=_LABEL)
     """Label carrying the messaging subject (a Tempo `dimensions` entry), if configured."""
     telemetry_extra_promql: dict[str, str] = Field(default_factory=dict)
-    """Extra metric kinds for probes, e.g. {"cpu": "sum(rate(container_cpu_usage_seconds_total{
-    container=<<service>>}[<<window>>]))"}; `<<service>>` becomes a quoted label value."""
+    """Metric kinds for the read path's probes beyond (or replacing) the built-in ones, e.g.
+    {"memory/heap": "sum(jvm_memory_used_bytes{app=<<service>>})"}; `<<service>>` becomes
+    a quoted label value, `<<pods>>` the quoted pod pattern, `<<window>>` metrics_window.
+    An empty template switches a built-in kind off."""
+
+    # -- read path: live metrics (rca/sources/), used whenever prometheus_url is set --------
+    metrics_window: str = Field(default="1m", pattern=r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+    """Rate window of the probes: four scrape intervals of 15 s, so a minute-long change
+    shows within a minute (the lane's telemetry_window summarises; probes must follow)."""
+    metrics_pod_pattern: str = "<<service>>-([a-z0-9]{6,10}-)?[a-z0-9]{5}|<<service>>-[0-9]+"
+    """RE2 pattern of a service's pod names (cAdvisor / kube-state-metrics series);
+    `<<service>>` is the regex-escaped service name."""
+    investigate_hops: int = Field(default=4, ge=1, le=4)
+    """Neighbourhood depth of every investigation (API, MCP, CLI, replay)."""
 
     # -- deploy: the in-process lane scheduler (`stackgraph schedule run`, `serve --schedule`) --
     schedule_static_lanes: str | None = None

@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from typing_extensions import TypedDict
 
 from stackgraph.config import Settings
-from stackgraph.rca import Alert, investigate
+from stackgraph.rca import Alert, Planner
 from stackgraph.rca.graph_query import GraphAnswer, query_stack_graph
 from stackgraph.store import GraphStore
 
@@ -38,6 +38,7 @@ def build_server(settings: Settings) -> MCPServer:
     lock = threading.Lock()
     opened: list[GraphStore] = []
     memories: list[Any] = []
+    planner = Planner.from_settings(settings)
 
     def store() -> GraphStore:
         with lock:
@@ -68,11 +69,12 @@ def build_server(settings: Settings) -> MCPServer:
 
     @server.tool(name="investigate")
     def investigate_tool(
-        labels: dict[str, str], annotations: dict[str, str] | None = None, hops: int = 2,
-        limit: int = 10,
+        labels: dict[str, str], annotations: dict[str, str] | None = None,
+        hops: int | None = None, limit: int = 10,
     ) -> PlanAnswer:  # fmt: skip
-        """Rank likely root causes for an alert (its labels, e.g. service, alertname)."""
-        plan = investigate(store(), Alert(labels, annotations or {}), hops=hops, limit=limit)
+        """Rank likely root causes for an alert (its labels, e.g. service, alertname), with
+        live metrics when Prometheus is configured. `hops` defaults to investigate_hops."""
+        plan = planner(store(), Alert(labels, annotations or {}), hops=hops, limit=limit)
         data = plan.to_dict()
         return PlanAnswer(anchor=data["anchor"], reason=data["reason"],
                           candidates=list(data["candidates"]))  # fmt: skip

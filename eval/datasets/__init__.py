@@ -2,7 +2,9 @@
 
 ``load_cases("nezha", Path(".../datasets/nezha"))`` returns the cases of one dataset folder.
 Adding a dataset = one module with ``load(path: Path) -> list[Case]`` plus one line in
-``ADAPTERS``. Window rules are shared and documented in ``_common``.
+``ADAPTERS``. Window rules and the spreading of service-level signals onto call edges are
+shared and documented in ``_common``; each adapter's docstring says which of its columns
+became which signal (``POD_SIGNALS``, ``EDGE_SIGNALS``) and what was left out.
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ from pathlib import Path
 from typing import Protocol
 
 from . import changerca, nezha, rcd_sockshop
-from .model import METRIC_KINDS, CallEdge, Case, ChangeEvent, DatasetError, MetricSeries
+from .model import (
+    EDGE_SIGNALS,
+    METRIC_KINDS,
+    POD_SIGNALS,
+    SIGNAL_KIND,
+    USER,
+    CallEdge,
+    Case,
+    ChangeEvent,
+    DatasetError,
+    MetricSeries,
+    series,
+)
 
 
 class DatasetAdapter(Protocol):
@@ -52,7 +66,11 @@ def load_cases(name: str, path: Path) -> list[Case]:
 __all__ = [
     "ADAPTERS",
     "DEFAULT_DIRS",
+    "EDGE_SIGNALS",
     "METRIC_KINDS",
+    "POD_SIGNALS",
+    "SIGNAL_KIND",
+    "USER",
     "CallEdge",
     "Case",
     "ChangeEvent",
@@ -60,4 +78,5 @@ __all__ = [
     "DatasetError",
     "MetricSeries",
     "load_cases",
+    "series",
 ]

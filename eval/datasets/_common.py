@@ -1,5 +1,10 @@
 """Helpers shared by the dataset adapters: the window rule, file reading, series building.
 
+Series: an adapter builds each signal once over its whole recording (``model.series``) and
+``cut`` gives every case the part inside its ``[baseline start, alert end)``. A service-level
+request rate, error share or latency with no per-edge counterpart is put on the service's
+incoming call edges by ``spread_to_callers`` (the one place that rule lives).
+
 Window rule (identical for every dataset; only the data decides where it is clipped)
 -----------------------------------------------------------------------------------
 Let ``t0`` be a case's fault start, ``t_next`` the next fault start and ``t_prev`` the previous
@@ -28,12 +33,13 @@ import gzip
 import io
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from .model import CallEdge, DatasetError, MetricSeries
+from .model import USER, DatasetError, MetricSeries, series
 
 ALERT_SPAN_S = 600.0
 BASELINE_SPAN_S = 1200.0
@@ -133,29 +139,6 @@ def require_dir(path: Path, what: str) -> Path:
     return path
 
 
-def slice_series(
-    service: str,
-    name: str,
-    kind: str,
-    times: np.ndarray,
-    values: np.ndarray,
-    start: float,
-    end: float,
-) -> MetricSeries | None:
-    """The finite points of a series inside ``[start, end)``, or None if there are none."""
-    mask = (times >= start) & (times < end) & np.isfinite(values)
-    if not mask.any():
-        return None
-    order = np.argsort(times[mask], kind="stable")
-    return MetricSeries(
-        service=service,
-        name=name,
-        kind=kind,
-        times=np.ascontiguousarray(times[mask][order], dtype=np.float64),
-        values=np.ascontiguousarray(values[mask][order], dtype=np.float64),
-    )
-
-
 def entry_service(edges: Iterable[tuple[str, str]], services: Sequence[str]) -> str:
     """The call graph's entry point: no callers among ``services``, most callees.
 
@@ -173,32 +156,48 @@ def entry_service(edges: Iterable[tuple[str, str]], services: Sequence[str]) -> 
     return sorted(roots, key=lambda s: (-callers[s], s))[0]
 
 
-EDGE_SERIES_PREFIX = "from:"
-"""Per-edge series are served as metrics of the *callee* named ``from:<caller>`` (kinds
-``latency``/``errors``), the shape Tempo's service-graph metrics have in Prometheus
-(``{client, server}``); the read path (``rca.signals.EDGE_PREFIX``) reads them as edge facts."""
+def callers_of(server: str, edges: Iterable[tuple[str, str]]) -> list[str]:
+    """The callers of ``server`` in the call graph, or ``[USER]`` for an entry service."""
+    callers = sorted({c for c, s in edges if s == server and c != server})
+    return callers or [USER]
 
 
-def edge_series_name(caller: str) -> str:
-    """The series name of the edge ``caller -> <this service>``."""
-    return f"{EDGE_SERIES_PREFIX}{caller}"
-
-
-def window_values(times: np.ndarray, values: np.ndarray, win: tuple[float, float]) -> np.ndarray:
-    """Finite values of a series inside a window."""
-    mask = (times >= win[0]) & (times < win[1]) & np.isfinite(values)
-    return values[mask]
-
-
-def make_edge(
-    client: str,
+def spread_to_callers(
     server: str,
-    trace_count: float,
-    error_rate: float,
-    latency_p95_ms: float | None,
-) -> CallEdge:
-    """A CallEdge with NaNs and out-of-range values cleaned."""
-    tc = trace_count if math.isfinite(trace_count) else 0.0
-    er = error_rate if math.isfinite(error_rate) else 0.0
-    lat = latency_p95_ms if latency_p95_ms is not None and math.isfinite(latency_p95_ms) else None
-    return CallEdge(client, server, max(tc, 0.0), min(max(er, 0.0), 1.0), lat)
+    edges: Iterable[tuple[str, str]],
+    times: np.ndarray,
+    *,
+    requests: np.ndarray | None = None,
+    errors: np.ndarray | None = None,
+    latency_server: np.ndarray | None = None,
+    latency_client: np.ndarray | None = None,
+) -> list[MetricSeries]:
+    """Edge series for a service-level signal of ``server`` that no edge breaks down.
+
+    Every incoming call edge (``callers_of``: an entry service gets ``USER -> server``)
+    gets the same ``errors``, ``latency_server`` and ``latency_client``; ``requests`` is
+    split evenly among the callers, so the edges still add up to the service's rate.
+    """
+    callers = callers_of(server, edges)
+    signals = {
+        "requests": None if requests is None else np.asarray(requests, float) / len(callers),
+        "errors": errors,
+        "latency_server": latency_server,
+        "latency_client": latency_client,
+    }
+    return [
+        series(server, name, times, values, client=caller)
+        for caller in callers
+        for name, values in signals.items()
+        if values is not None
+    ]
+
+
+def cut(all_series: Iterable[MetricSeries], start: float, end: float) -> list[MetricSeries]:
+    """The parts of (sorted, finite) series inside ``[start, end)``; empty parts dropped."""
+    out: list[MetricSeries] = []
+    for m in all_series:
+        i, j = np.searchsorted(m.times, [start, end], side="left")
+        if j > i:
+            out.append(replace(m, times=m.times[i:j], values=m.values[i:j]))
+    return out

@@ -2,7 +2,7 @@
 
 Layout read: ``data/<date>/<date>_<n>/`` with ``<date>_<n>.json`` (label + release plan),
 ``<pod>_<caller>_<callee>.csv`` (per-pod series on each call edge it takes part in),
-``dependency.csv`` and ``destination_success.csv``.
+``dependency.csv`` and ``source_success.csv``.
 
 * Fault start: the **first release of any service** in the case (``min(plan[*].release_time)``).
   The defective release itself is not used: its time is the label in disguise, and
@@ -11,20 +11,36 @@ Layout read: ``data/<date>/<date>_<n>/`` with ``<date>_<n>.json`` (label + relea
   the recorded alert (``detect_time``) is 0.2-8.3 min after it, inside the 10 min alert window.
 * Windows: the shared rule in ``_common`` (cases are separate ~40 min experiments, so the
   baseline is the 20 min of pre-release data and the alert window is 10 min).
-* Services: pods map to services by dropping the ``-v<k>-<rs>-<id>`` suffix. Per-service
-  metrics are the mean over the service's pods (v1 and v2) and edge files per minute bucket
-  (timestamps are snapped to the minute). ``SuccessRate``, ``Latency``, ``CPUUsageRate(%)``,
-  ``MemoryUsageRate(%)``, ``NodeCpuUsageRate(%)`` are kept; the last column, labelled
-  ``NodeMemoryUsageRate(%)``, varies per edge with values ~0.005 (it is not a memory rate),
-  so it is left out rather than mislabelled.
-* Call edges: service->service rows of ``dependency.csv``. ``error_rate`` = 1 - mean
-  ``destination_success.csv`` / 100 over the alert window; ``trace_count`` is a relative
-  proxy (number of callee pod-minutes with data on that edge in the window; no counts exist);
-  ``latency_p95_ms`` = 95th percentile of the callee pods' ``Latency`` (ms) on that edge.
-* Edge series (served as the callee's metrics ``from:<caller>``, ``_common.edge_series_name``):
-  ``errors`` = 1 - ``source_success.csv`` / 100 per minute (the caller's view of its calls),
-  ``latency`` = the per-minute mean of the callee pods' ``Latency`` on that edge.
-* Changes: one ``ChangeEvent(service, "v2", release_time)`` per released service.
+  ``timeline`` = the case id: every experiment is its own recording.
+* Services: pods map to services by dropping the ``-v<k>-<rs>-<id>`` suffix; v1 and v2 pods
+  both count. Timestamps are snapped to the minute. A pod's ``CPUUsageRate(%)``,
+  ``MemoryUsageRate(%)`` and ``Latency`` are the same in all its edge files (checked), so
+  each is taken once per pod and minute, then averaged over the service's pods.
+
+Signals:
+
+* ``cpu`` (cores) = mean ``CPUUsageRate(%)`` / 100, i.e. read as a share of a 1-core limit
+  (the manifest with the real limits is not published).
+* ``memory`` (bytes) = mean ``MemoryUsageRate(%)`` / 100 * 2**30, likewise read against an
+  assumed 1 GiB limit. Both keep the shape of the data; their absolute level is assumed.
+* Edges: the service->service rows of ``dependency.csv`` (rows to node IPs are placement;
+  ``loadgenerator -> X`` rows would become ``user -> X``, but the data has none).
+  ``errors`` = 1 - ``source_success.csv`` / 100 per minute (the caller's view of its calls).
+  ``latency_server`` (s) = the per-minute mean of the callee pods' ``Latency`` (ms) / 1000;
+  as ``Latency`` is per pod, not per edge, it is the service's own latency, put on each of
+  its incoming edges by ``_common.spread_to_callers`` -- so the entry service ``frontend``
+  gets ``user -> frontend`` with its pods' ``Latency``. A ``Latency`` of exactly 0 (under
+  1% of the rows: a pod without requests that minute) is no measurement and is dropped.
+  Which statistic ``Latency`` is (mean or a percentile) is not documented.
+* No ``requests``: the data holds no request count (``gied*.json`` has failure counts only,
+  prepared by the authors around the changes under test), so the writer's default applies.
+
+Left out: ``NodeCpuUsageRate(%)`` (node-level); the last column, labelled
+``NodeMemoryUsageRate(%)``, varies per edge with values ~0.005 (not a memory rate);
+the per-pod ``SuccessRate`` (per pod and edge, the same information as the success
+tables); ``destination_success.csv`` (the caller's view is kept, see above).
+
+Changes: one ``ChangeEvent(service, "v2", release_time)`` per released service.
 """
 
 from __future__ import annotations
@@ -40,27 +56,20 @@ import numpy as np
 from ._common import (
     alert_window,
     baseline_window,
-    edge_series_name,
+    cut,
     entry_service,
-    make_edge,
     neighbours,
     read_csv,
     require_dir,
-    slice_series,
+    spread_to_callers,
     to_float,
-    window_values,
 )
-from .model import Case, ChangeEvent, DatasetError, MetricSeries
+from .model import USER, CallEdge, Case, ChangeEvent, DatasetError, MetricSeries, series
 
 NAME = "changerca"
+LOADGEN = "loadgenerator"
 _POD = re.compile(r"^(?P<svc>[a-z0-9-]+?)-v\d+-[a-z0-9]+-[a-z0-9]+$")
-_KEEP = {
-    "SuccessRate": "errors",
-    "Latency": "latency",
-    "CPUUsageRate(%)": "cpu",
-    "MemoryUsageRate(%)": "memory",
-    "NodeCpuUsageRate(%)": "other",
-}
+_CPU, _MEM, _LAT = "CPUUsageRate(%)", "MemoryUsageRate(%)", "Latency"
 _STEP = 60.0
 
 
@@ -73,69 +82,63 @@ def pod_to_service(pod: str) -> str:
     return "-".join(parts[:-2]) if len(parts) > 2 else pod
 
 
-def _finite_mean(xs: list[float]) -> float:
-    """Mean of the finite values, NaN if there are none (no numpy warning)."""
-    ok = [x for x in xs if np.isfinite(x)]
-    return sum(ok) / len(ok) if ok else float("nan")
-
-
 def _snap(ts: float) -> float:
     return round(ts / _STEP) * _STEP
 
 
 @dataclass
 class _Parsed:
-    """One case folder parsed into plain containers (kept apart from windowing)."""
+    """One case folder: per-service minute series, the call graph and the success table."""
 
-    series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # service -> metric -> (t, v)
+    per_service: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # svc -> col -> (t, v)
     dep: list[tuple[str, str]]
-    edge_lat: dict[tuple[str, str], dict[float, list[float]]]  # edge -> minute -> latencies
-    succ_t: np.ndarray
-    succ: dict[tuple[str, str], np.ndarray]  # edge -> destination success %
     src_t: np.ndarray
     src_succ: dict[tuple[str, str], np.ndarray]  # edge -> source (caller-side) success %
 
 
 def _load_case(case_dir: Path) -> _Parsed:
     """Parse one case folder."""
-    # service -> metric -> minute -> list of values
-    acc: dict[str, dict[str, dict[float, list[float]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list))
-    )
-    # (caller, callee) -> minute -> list of callee latencies
-    edge_lat: dict[tuple[str, str], dict[float, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
+    # (service, pod) -> column -> minute -> value (a pod's value is the same in all its files)
+    pods: dict[tuple[str, str], dict[str, dict[float, float]]] = defaultdict(
+        lambda: defaultdict(dict)
     )
     for f in sorted(case_dir.glob("*_*_*.csv")):
         parts = f.name[: -len(".csv")].split("_")
         if len(parts) != 3:
             continue
-        pod, caller, callee = parts
-        svc = pod_to_service(pod)
+        pod = parts[0]
         header, rows = read_csv(f)
         if "Timestamp" not in header:
             raise DatasetError(f"{f}: no 'Timestamp' column")
         ti = header.index("Timestamp")
-        idx = {k: header.index(k) for k in _KEEP if k in header}
-        li = header.index("Latency") if "Latency" in header else -1
+        idx = {k: header.index(k) for k in (_CPU, _MEM, _LAT) if k in header}
+        acc = pods[(pod_to_service(pod), pod)]
         for r in rows:
             t = _snap(to_float(r[ti]))
             for k, j in idx.items():
-                acc[svc][k][t].append(to_float(r[j]))
-            if svc == callee and li >= 0:
-                edge_lat[(caller, callee)][t].append(to_float(r[li]))
-    series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-    for svc, mets in acc.items():
-        series[svc] = {}
-        for k, buckets in mets.items():
-            ts = np.array(sorted(buckets), dtype=np.float64)
-            vs = np.array([_finite_mean(buckets[t]) for t in ts], dtype=np.float64)
-            series[svc][k] = (ts, vs)
+                acc[k].setdefault(t, to_float(r[j]) if j < len(r) else np.nan)
+    # service -> column -> minute -> values over its pods
+    svc_acc: dict[str, dict[str, dict[float, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for (svc, _), cols in pods.items():
+        for k, by_t in cols.items():
+            for t, v in by_t.items():
+                if np.isfinite(v) and not (k == _LAT and v == 0.0):
+                    svc_acc[svc][k][t].append(v)
+    per_service = {
+        svc: {
+            k: (
+                np.array(sorted(by_t), dtype=np.float64),
+                np.array([np.mean(by_t[t]) for t in sorted(by_t)], dtype=np.float64),
+            )
+            for k, by_t in cols.items()
+        }
+        for svc, cols in svc_acc.items()
+    }
     _, dep = read_csv(case_dir / "dependency.csv")
-    dt, succ = _edge_table(case_dir / "destination_success.csv")
     st, src_succ = _edge_table(case_dir / "source_success.csv")
-    deps = [(r[0], r[1]) for r in dep if len(r) >= 2]
-    return _Parsed(series, deps, edge_lat, dt, succ, st, src_succ)
+    return _Parsed(per_service, [(r[0], r[1]) for r in dep if len(r) >= 2], st, src_succ)
 
 
 def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarray]]:
@@ -161,6 +164,27 @@ def _case_dirs(root: Path) -> list[Path]:
     return dirs
 
 
+def _signals(
+    parsed: _Parsed, services: tuple[str, ...], edges: list[tuple[str, str]]
+) -> list[MetricSeries]:
+    """Every signal of one case over its whole recording (see the module docstring)."""
+    out: list[MetricSeries] = []
+    for svc in services:
+        cols = parsed.per_service[svc]
+        if _CPU in cols:
+            out.append(series(svc, "cpu", cols[_CPU][0], cols[_CPU][1] / 100.0))
+        if _MEM in cols:
+            out.append(series(svc, "memory", cols[_MEM][0], cols[_MEM][1] / 100.0 * 2.0**30))
+        if _LAT in cols:
+            lt, lv = cols[_LAT]
+            out.extend(spread_to_callers(svc, edges, lt, latency_server=lv / 1000.0))
+    for (c, s), succ in sorted(parsed.src_succ.items()):
+        client = USER if c == LOADGEN else c
+        if (client, s) in edges:
+            out.append(series(s, "errors", parsed.src_t, 1.0 - succ / 100.0, client=client))
+    return out
+
+
 def load(path: Path) -> list[Case]:
     """Load every ChangeRCA case under ``path`` (the ``changerca-ob`` dataset folder)."""
     dirs = _case_dirs(Path(path))
@@ -175,49 +199,13 @@ def load(path: Path) -> list[Case]:
     cases = []
     for d, lab, t0, (t_prev, t_next) in zip(dirs, labels, starts, nb, strict=True):
         parsed = _load_case(d)
-        series, dep = parsed.series, parsed.dep
-        names = set(series) | {s for e in dep for s in e}
-        services = tuple(
-            sorted(s for s in names if s in series and s != "loadgenerator" and "." not in s)
-        )
-        edges_sv = sorted({(c, s) for c, s in dep if c in services and s in services})
-        all_t = np.concatenate([ts for m in series.values() for ts, _ in m.values()])
+        services = tuple(sorted(s for s in parsed.per_service if s != LOADGEN and "." not in s))
+        graph = sorted({(c, s) for c, s in parsed.dep if c in services and s in services})
+        entries = sorted({(USER, s) for c, s in parsed.dep if c == LOADGEN and s in services})
+        all_t = np.concatenate([t for m in parsed.per_service.values() for t, _ in m.values()])
         data_start, data_end = float(all_t.min()), float(all_t.max()) + _STEP
         aw = alert_window(t0, t_next, data_end)
         bw = baseline_window(t0, t_prev, data_start)
-        metrics: list[MetricSeries] = []
-        for svc in services:
-            for k, (ts, vs) in series[svc].items():
-                ms = slice_series(svc, k, _KEEP[k], ts, vs, bw[0], aw[1])
-                if ms is not None:
-                    metrics.append(ms)
-        dt, succ, edge_lat = parsed.succ_t, parsed.succ, parsed.edge_lat
-        edges = []
-        for c, s in edges_sv:
-            name = edge_series_name(c)
-            ssv = parsed.src_succ.get((c, s))
-            if ssv is not None:
-                ms = slice_series(s, name, "errors", parsed.src_t, 1.0 - ssv / 100.0, bw[0], aw[1])
-                if ms is not None:
-                    metrics.append(ms)
-            buckets = edge_lat.get((c, s), {})
-            if buckets:
-                lt = np.array(sorted(buckets), dtype=np.float64)
-                lv = np.array([_finite_mean(buckets[t]) for t in lt], dtype=np.float64)
-                ms = slice_series(s, name, "latency", lt, lv, bw[0], aw[1])
-                if ms is not None:
-                    metrics.append(ms)
-            sv = succ.get((c, s))
-            err = 0.0
-            if sv is not None:
-                w = window_values(dt, sv, aw)
-                err = 1.0 - float(w.mean()) / 100.0 if w.size else 0.0
-            buckets = edge_lat.get((c, s), {})
-            lat = [v for t, vs in buckets.items() if aw[0] <= t < aw[1] for v in vs]
-            lat_arr = np.array(lat, dtype=np.float64)
-            lat_arr = lat_arr[np.isfinite(lat_arr)]
-            p95 = float(np.percentile(lat_arr, 95)) if lat_arr.size else None
-            edges.append(make_edge(c, s, float(lat_arr.size), err, p95))
         plan = lab["plan"]
         changes = tuple(
             sorted(
@@ -241,12 +229,13 @@ def load(path: Path) -> list[Case]:
                 inject_time=t0,
                 alert_window=aw,
                 baseline_window=bw,
-                symptom_service=entry_service(edges_sv, services),
+                symptom_service=entry_service(graph, services),
                 services=services,
-                call_edges=tuple(edges),
-                metrics=tuple(metrics),
+                call_edges=tuple(CallEdge(c, s) for c, s in graph),
+                metrics=tuple(cut(_signals(parsed, services, graph + entries), bw[0], aw[1])),
                 changes=changes,
                 manifests="online-boutique",
+                timeline=d.name,
             )
         )
     return cases

@@ -1,47 +1,99 @@
-"""Neutral, in-memory representation of one labelled incident.
+"""Neutral, in-memory representation of one labelled incident: what a Kubernetes platform's
+exporters would have published around one fault, plus its ground truth.
 
-Every dataset adapter produces these objects so that evaluation code (baselines, StackGraph's
-own RCA) never depends on a dataset's file layout. All objects are frozen and hold only
-plain values and numpy arrays; nothing here touches the disk.
+Every dataset adapter produces these objects, so the replay never depends on a dataset's
+file layout. Telemetry is stated in the exporters' own terms, so that the replay can write
+it into Prometheus the way a platform would hold it, and the read path can read it back
+with the queries it uses live:
 
-Windows are half-open intervals ``[start, end)`` in epoch seconds (UTC).
+    per service, from its pods (cAdvisor, kube-state-metrics)      POD_SIGNALS
+    per call edge client -> server (Tempo's service graph)          EDGE_SIGNALS
+
+A dataset column with no such meaning is left out: what no exporter publishes, no method
+gets to see. All objects are frozen and hold only plain values and numpy arrays. Windows
+are half-open intervals ``[start, end)`` in epoch seconds (UTC).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from stackgraph.errors import InputError
 
 METRIC_KINDS: frozenset[str] = frozenset(
     {"latency", "errors", "cpu", "memory", "workload", "network", "other"}
 )
 
+POD_SIGNALS: Mapping[str, str] = {
+    "cpu": "CPU cores in use",
+    "memory": "working-set bytes",
+    "network_rx": "bytes received per second",
+    "network_tx": "bytes sent per second",
+    "restarts": "container restarts so far (a counter)",
+}
+EDGE_SIGNALS: Mapping[str, str] = {
+    "requests": "requests per second",
+    "errors": "share of the requests that failed, 0..1",
+    "latency_server": "p95 in seconds, measured at the callee",
+    "latency_client": "p95 in seconds, measured at the caller (network included)",
+}
+SIGNAL_KIND: Mapping[str, str] = {
+    "cpu": "cpu",
+    "memory": "memory",
+    "network_rx": "network",
+    "network_tx": "network",
+    "restarts": "errors",
+    "requests": "workload",
+    "errors": "errors",
+    "latency_server": "latency",
+    "latency_client": "latency",
+}
+USER = "user"
+"""The caller of an entry service: Tempo's name for an uninstrumented client."""
 
-class DatasetError(Exception):
+
+class DatasetError(InputError):
     """A dataset folder is missing, incomplete or malformed (the message names path and item)."""
 
 
 @dataclass(frozen=True)
 class CallEdge:
-    """One client->server dependency with statistics over the case's alert window."""
+    """One client -> server dependency of the system's call graph."""
 
     client: str
     server: str
-    trace_count: float  # requests in the window, or a relative workload proxy if unknown
-    error_rate: float  # fraction in [0, 1]; 0.0 when the dataset has no error signal
-    latency_p95_ms: float | None
 
 
 @dataclass(frozen=True)
 class MetricSeries:
-    """One metric of one service, aggregated over its pods."""
+    """One signal of one service (or of one call edge into it), at the data's resolution:
+    a value at ``t`` covers the interval of one step ending at ``t``.
 
-    service: str
-    name: str  # the dataset's own column name, e.g. "CpuUsageRate(%)"
+    From an adapter, ``name`` is a POD_SIGNALS or EDGE_SIGNALS key; read back from a
+    metrics source for the baselines, it is the source's kind (``latency/from:web``)."""
+
+    service: str  # the pods' service, or an edge's server (callee)
+    name: str
     kind: str  # one of METRIC_KINDS
     times: np.ndarray  # epoch seconds, ascending, float64
     values: np.ndarray  # float64, same length as times
+    client: str | None = None  # the caller, for an edge series
+
+
+def series(
+    service: str, name: str, times: np.ndarray, values: np.ndarray, client: str | None = None
+) -> MetricSeries:
+    """A signal series (its kind from SIGNAL_KIND); non-finite points dropped, sorted."""
+    if name not in SIGNAL_KIND:
+        raise DatasetError(f"unknown signal {name!r}; known: {', '.join(SIGNAL_KIND)}")
+    t = np.asarray(times, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    ok = np.isfinite(t) & np.isfinite(v)
+    order = np.argsort(t[ok], kind="stable")
+    return MetricSeries(service, name, SIGNAL_KIND[name], t[ok][order], v[ok][order], client)
 
 
 @dataclass(frozen=True)
@@ -55,7 +107,12 @@ class ChangeEvent:
 
 @dataclass(frozen=True)
 class Case:
-    """A labelled incident: telemetry around one fault plus its ground truth."""
+    """A labelled incident: telemetry around one fault plus its ground truth.
+
+    ``inject_time`` (the labelled fault start) and ``alert_window[1]`` (the next fault, or
+    the end of the data) only bound the replay: the alert is looked for between them, and
+    no window reaches past them. Where the alert fires is found in the data.
+    """
 
     dataset: str
     case_id: str
@@ -70,3 +127,8 @@ class Case:
     metrics: tuple[MetricSeries, ...]  # over [baseline_window[0], alert_window[1])
     changes: tuple[ChangeEvent, ...]  # releases known before alert_window[1]
     manifests: str | None  # folder name in datasets/manifests, e.g. "online-boutique"
+    timeline: str = ""
+    """Cases on one timeline are cut from one recording and share its series; cases on
+    different timelines are separate recordings (the replay keeps them apart in time)."""
+    criticality: Mapping[str, str] = field(default_factory=dict)
+    """Catalog criticality per service, where the dataset states one."""

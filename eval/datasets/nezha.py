@@ -1,7 +1,8 @@
 """Nezha (FSE'23) Online Boutique cases: 56 injected faults over two days, 1-minute metrics.
 
 Layout read: ``rca_data/<date>/<date>-fault_list.json`` and ``rca_data/<date>/metric/``
-(``<pod>_metric.csv[.gz]``, ``front_service.csv``, ``dependency.csv``, ``destination_50.csv``).
+(``<pod>_metric.csv[.gz]``, ``front_service.csv``, ``dependency.csv``, ``source_50.csv``,
+``destination_50.csv``).
 
 * Fault start = the ``inject_time`` string read as UTC (``inject_timestamp`` is unreliable,
   see SOURCE.md). Root cause = the injected pod's service (drop the last two ``-`` segments).
@@ -10,18 +11,38 @@ Layout read: ``rca_data/<date>/<date>-fault_list.json`` and ``rca_data/<date>/me
 * Windows: the shared rule in ``_common`` on one timeline over both days. Faults are 7-9 min
   apart, so the alert window is clipped at the next fault (typically 8 min) and the
   baseline is the ~3 min between the previous fault's effect and this fault.
-* Services: the 10 pods with metric files. ``front_service.csv`` (entry KPI) is attached to
-  ``frontend``. ``PodSuccessRate(%)`` is constant 0 in the data and is kept as is.
-* Call edges: the 14 service->service rows of ``dependency.csv`` (rows to node IPs and from
-  ``loadgenerator`` are placement, not calls). There are no traces, so ``trace_count`` is a
-  relative proxy (the callee pod's ``PodWorkload(Ops)`` summed over the alert window),
-  ``error_rate`` is 0.0 (no per-edge error signal) and ``latency_p95_ms`` is the 95th
-  percentile over the alert window's minutes of ``source_50.csv`` (per-minute median
-  edge latency measured at the caller); the data holds no per-request p95.
-* Edge series: ``source_50.csv`` per minute, served as the callee's ``latency`` series
-  ``from:<caller>`` (``_common.edge_series_name``). The caller-side view is the one that
-  contains the network between the two pods: a network_delay fault on a pod shows there
-  (x30-x250 in the cases) and not in ``destination_50.csv``, measured at the callee.
+  ``timeline`` = the date: the cases of a day are cut from that day's recording.
+* Services: the 10 pods with metric files (one pod each).
+
+Signals (checked on the data):
+
+* ``cpu`` (cores) = ``CpuUsage(m)`` / 100. Despite its name the column is in tens of
+  millicores (percent of one core): ``CpuUsage(m)`` / ``CpuUsageRate(%)`` equals the pod's
+  CPU limit in cores in every row (0.3 for cartservice's 300m, 0.2 for 200m pods), and
+  under cpu faults the column tops out at 20-30, i.e. at the 200m/300m limits (``/1000``
+  would put every pod at 2-3% of its limit while ``CpuUsageRate(%)`` reads 100%).
+* ``memory`` (bytes) = ``MemoryUsage(Mi)`` * 2**20 (``MemoryUsage(Mi)`` / ``MemoryUsageRate(%)``
+  is the manifest's memory limit in Mi / 100).
+* ``network_rx`` / ``network_tx`` (bytes/s) = ``NetworkReceiveBytes`` / ``NetworkTransmitBytes``
+  as they are: they are per-second rates (fractional ``rate()`` outputs, on the same time
+  base as ``PodWorkload(Ops)``: per minute, the frontend would serve 8 requests a minute
+  to 10 load-generator users and receive ~500 B/s).
+* Edges: the 14 service->service rows of ``dependency.csv`` (rows to node IPs and from
+  ``loadgenerator`` are placement, not calls). ``latency_client`` (s) = ``source_50.csv``
+  (measured at the caller; network_delay faults show here, x30-x250, and not at the
+  callee), ``latency_server`` (s) = ``destination_50.csv`` (at the callee). Both are the
+  per-minute *median* of the edge (the data has no per-edge p95). ``requests`` (req/s) =
+  the callee's ``PodWorkload(Ops)`` (a per-second rate, as above) split evenly among its
+  callers (``_common.spread_to_callers``). No per-edge error signal exists: no ``errors``.
+* Entry edge ``user -> frontend`` (the graph's entry service): ``front_service.csv`` gives
+  ``errors`` = 1 - ``SuccessRate(%)`` / 100 and ``latency_server`` = ``latency_client`` =
+  ``LatencyP95(s)``; ``requests`` = the frontend's ``PodWorkload(Ops)``.
+
+Left out: ``PodSuccessRate(%)`` (constant 0); ``CpuUsageRate(%)``, ``MemoryUsageRate(%)``
+(cpu/memory relative to the limit: duplicates); ``SyscallRead``/``SyscallWrite`` and the
+``Node*`` columns (no per-service exporter meaning here); ``PodClientLatencyP90/95/99(s)``,
+``PodServerLatencyP90/95/99(s)`` (per pod, not per edge: the edge series carry latency);
+``front_service.csv``'s P50/P90/P99.
 """
 
 from __future__ import annotations
@@ -37,23 +58,29 @@ import numpy as np
 from ._common import (
     alert_window,
     baseline_window,
-    edge_series_name,
+    cut,
     entry_service,
-    make_edge,
     neighbours,
     parse_go_time,
     parse_utc,
     read_csv,
     require_dir,
-    slice_series,
+    spread_to_callers,
     to_float,
-    window_values,
 )
-from .model import Case, DatasetError, MetricSeries
+from .model import CallEdge, Case, DatasetError, MetricSeries, series
 
 NAME = "nezha"
 _POD_FILE = re.compile(r"^(?P<pod>.+)_metric\.csv(\.gz)?$")
 _SKIP_COLS = {"Time", "TimeStamp", "PodName", "ServiceName"}
+# pod column -> (signal, factor to the signal's unit)
+_POD_SIGNALS = {
+    "CpuUsage(m)": ("cpu", 1.0 / 100.0),
+    "MemoryUsage(Mi)": ("memory", float(2**20)),
+    "NetworkReceiveBytes": ("network_rx", 1.0),
+    "NetworkTransmitBytes": ("network_tx", 1.0),
+}
+_WORKLOAD = "PodWorkload(Ops)"
 
 
 def pod_to_service(pod: str) -> str:
@@ -62,32 +89,14 @@ def pod_to_service(pod: str) -> str:
     return "-".join(parts[:-2]) if len(parts) > 2 else pod
 
 
-def metric_kind(column: str) -> str:
-    """Map a Nezha metric column to a MetricSeries kind."""
-    if column.startswith("Node"):
-        return "other"  # node-level, shared by every pod on the node
-    if "Latency" in column:
-        return "latency"
-    if "SuccessRate" in column:
-        return "errors"
-    if column.startswith("Cpu"):
-        return "cpu"
-    if column.startswith("Memory"):
-        return "memory"
-    if column.startswith("Network"):
-        return "network"
-    if "Workload" in column:
-        return "workload"
-    return "other"
-
-
 @dataclass
 class _Day:
-    """Parsed metric folder of one date."""
+    """One date's recording: every signal over the whole day, plus its call graph."""
 
-    series: dict[str, dict[str, np.ndarray]]  # service -> column -> values; "__t" = times
+    services: tuple[str, ...]
     edges: list[tuple[str, str]]
-    edge_latency: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]  # caller-side, seconds
+    entry: str
+    series: list[MetricSeries]
     start: float
     end: float
 
@@ -106,34 +115,67 @@ def _read_table(path: Path, time_col: str) -> tuple[np.ndarray, dict[str, np.nda
     return times, cols
 
 
+def _column(path: Path, cols: dict[str, np.ndarray], name: str) -> np.ndarray:
+    if name not in cols:
+        raise DatasetError(f"{path}: no {name!r} column")
+    return cols[name]
+
+
+def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarray]]:
+    times, cols = _read_table(path, "time")
+    out = {}
+    for name, vals in cols.items():
+        if "_" in name:
+            c, s = name.split("_", 1)
+            out[(c, s)] = vals
+    return times, out
+
+
 def _load_day(metric_dir: Path) -> _Day:
-    series: dict[str, dict[str, np.ndarray]] = {}
     files = sorted(p for p in metric_dir.iterdir() if _POD_FILE.match(p.name))
     if not files:
         raise DatasetError(f"{metric_dir}: no <pod>_metric.csv[.gz] files")
+    out: list[MetricSeries] = []
+    workload: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for f in files:
         m = _POD_FILE.match(f.name)
         assert m is not None
         svc = pod_to_service(m.group("pod"))
-        times, cols = _read_table(f, "Time")
-        if svc in series:
+        if svc in workload:
             raise DatasetError(f"{metric_dir}: two pods of {svc}; aggregation not implemented")
-        series[svc] = {"__t": times, **cols}
-    ft, fcols = _read_table(metric_dir / "front_service.csv", "Time")
-    if "frontend" in series:
-        for name, vals in fcols.items():
-            series["frontend"][f"front_service:{name}"] = vals
-            series["frontend"][f"__t:front_service:{name}"] = ft
+        times, cols = _read_table(f, "Time")
+        for col, (signal, factor) in _POD_SIGNALS.items():
+            out.append(series(svc, signal, times, _column(f, cols, col) * factor))
+        workload[svc] = (times, _column(f, cols, _WORKLOAD))
+    services = tuple(sorted(workload))
     _, rows = read_csv(metric_dir / "dependency.csv")
-    edges = [(r[0], r[1]) for r in rows if r[0] in series and r[1] in series]
-    dt, dcols = _read_table(metric_dir / "source_50.csv", "time")
-    edge_lat: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
-    for name, vals in dcols.items():
-        if "_" in name:
-            c, s = name.split("_", 1)
-            edge_lat[(c, s)] = (dt, vals)
-    all_t = np.concatenate([v["__t"] for v in series.values()])
-    return _Day(series, edges, edge_lat, float(all_t.min()), float(all_t.max()) + 60.0)
+    edges = sorted({(r[0], r[1]) for r in rows if r[0] in workload and r[1] in workload})
+    entry = entry_service(edges, services)
+    for svc, (times, wl) in workload.items():
+        out.extend(spread_to_callers(svc, edges, times, requests=wl))
+    for file, signal in (
+        ("source_50.csv", "latency_client"),
+        ("destination_50.csv", "latency_server"),
+    ):
+        et, by_edge = _edge_table(metric_dir / file)
+        for c, s in edges:
+            if (c, s) in by_edge:
+                out.append(series(s, signal, et, by_edge[(c, s)], client=c))
+    fpath = metric_dir / "front_service.csv"
+    ft, fcols = _read_table(fpath, "Time")
+    p95 = _column(fpath, fcols, "LatencyP95(s)")
+    out.extend(
+        spread_to_callers(
+            entry,
+            edges,
+            ft,
+            errors=1.0 - _column(fpath, fcols, "SuccessRate(%)") / 100.0,
+            latency_server=p95,
+            latency_client=p95,
+        )
+    )
+    all_t = np.concatenate([t for t, _ in workload.values()])
+    return _Day(services, edges, entry, out, float(all_t.min()), float(all_t.max()) + 60.0)
 
 
 def _faults(day_dir: Path) -> list[tuple[float, str, str, str]]:
@@ -161,40 +203,11 @@ def load(path: Path) -> list[Case]:
     cases: list[Case] = []
     for (t0, pod, ftype, date), (t_prev, t_next) in zip(faults, nb, strict=True):
         day = days[date]
-        services = tuple(sorted(day.series))
         root = pod_to_service(pod)
-        if root not in day.series:
+        if root not in day.services:
             raise DatasetError(f"{date}: fault pod {pod} has no metric file")
         aw = alert_window(t0, t_next, day.end)
         bw = baseline_window(t0, t_prev, day.start)
-        metrics: list[MetricSeries] = []
-        for svc in services:
-            cols = day.series[svc]
-            for name, vals in cols.items():
-                if name.startswith("__t"):
-                    continue
-                if name.startswith("front_service:"):
-                    times, col = cols[f"__t:{name}"], name.split(":", 1)[1]
-                else:
-                    times, col = cols["__t"], name
-                ms = slice_series(svc, col, metric_kind(col), times, vals, bw[0], aw[1])
-                if ms is not None:
-                    metrics.append(ms)
-        for (c, s), (lt, lv) in sorted(day.edge_latency.items()):
-            if c in day.series and s in day.series:
-                ms = slice_series(s, edge_series_name(c), "latency", lt, lv, bw[0], aw[1])
-                if ms is not None:
-                    metrics.append(ms)
-        edges = []
-        for c, s in day.edges:
-            srv = day.series[s]
-            wl = window_values(srv["__t"], srv["PodWorkload(Ops)"], aw)
-            lat = day.edge_latency.get((c, s))
-            p95: float | None = None
-            if lat is not None:
-                lv = window_values(lat[0], lat[1], aw)
-                p95 = float(np.percentile(lv, 95)) * 1000.0 if lv.size else None
-            edges.append(make_edge(c, s, float(wl.sum()), 0.0, p95))
         cases.append(
             Case(
                 dataset=NAME,
@@ -204,12 +217,13 @@ def load(path: Path) -> list[Case]:
                 inject_time=t0,
                 alert_window=aw,
                 baseline_window=bw,
-                symptom_service=entry_service(day.edges, services),
-                services=services,
-                call_edges=tuple(edges),
-                metrics=tuple(metrics),
+                symptom_service=day.entry,
+                services=day.services,
+                call_edges=tuple(CallEdge(c, s) for c, s in day.edges),
+                metrics=tuple(cut(day.series, bw[0], aw[1])),
                 changes=(),
                 manifests="online-boutique",
+                timeline=date,
             )
         )
     return cases

@@ -10,14 +10,31 @@ Layout read: ``sock-shop-data/<service>-<fault>/<rep>/{normal.csv, anomalous.csv
   file (~5 min, under the 10 min cap). ``metrics`` therefore has a time gap between the
   two windows. Different cases' recordings never overlap in time.
 * Services: the container prefix of each ``<container>_<metric>`` column (13 containers,
-  matching the Deployment names of the Sock Shop manifest). ``MetricSeries.name`` is the
-  column suffix (``cpu``, ``mem``, ``lod``, ``lat_90``...), so ``<service>_<name>`` gives the
-  original column back.
+  matching the Deployment names of the Sock Shop manifest).
+* ``timeline`` = the case id: a case's ``normal.csv`` and ``anomalous.csv`` belong to it.
+  orders-mem/5's own normal recording was made *after* its fault, so it takes the latest
+  other case's normal recording before the fault; those series are copied into the case
+  (its ``metrics`` hold them), so its timeline owns them and shifting it moves them along.
+
+Signals, in the units of upstream ``collect-data.py`` (the Prometheus queries, SOURCE.md),
+at 1-second steps (the rates are over the 45 s before each step):
+
+* ``cpu`` (cores) = ``<c>_cpu`` / 100 (``sum(rate(container_cpu_usage_seconds_total)) * 100``).
+* ``memory`` (bytes) = ``<c>_mem`` (``container_memory_usage_bytes``: it includes page
+  cache, so it runs above cAdvisor's working set).
 * Call edges: the data has no traces, so the static Sock Shop call graph is used
   (front-end -> carts/catalogue/orders/user, orders -> carts/payment/shipping/user, each
   service -> its database, shipping and queue-master -> rabbitmq; the session-db edge is
-  left out because session-db is not in the data). There are no per-edge metrics:
-  ``trace_count`` is 1.0 ("edge exists, volume unknown"), ``error_rate`` 0.0, latency None.
+  left out because session-db is not in the data). For carts, catalogue and shipping,
+  ``<s>_lod`` (req/s, ``rate(request_duration_seconds_count)``) and ``<s>_lat_90`` (s,
+  ``histogram_quantile(0.90, request_duration_seconds_bucket)``; carts' quantiles top out
+  at exactly 10, the Prometheus client's highest default bucket in seconds) are spread
+  onto their incoming edges (``_common.spread_to_callers``) as ``requests`` and
+  ``latency_server``. The latency is the service's p90: the data has no p95.
+
+Left out: ``<s>_lat_50``, ``<s>_lat_99`` (other quantiles of the same histogram). No error
+signal was exported (the upstream ``err`` query is not in the CSVs), and the entry service
+front-end has no request signal, so there is no ``user -> front-end`` series.
 """
 
 from __future__ import annotations
@@ -29,15 +46,15 @@ import numpy as np
 from ._common import (
     alert_window,
     baseline_window,
+    cut,
     entry_service,
-    make_edge,
     neighbours,
     read_csv,
     require_dir,
-    slice_series,
+    spread_to_callers,
     to_float,
 )
-from .model import Case, DatasetError, MetricSeries
+from .model import CallEdge, Case, DatasetError, MetricSeries, series
 
 NAME = "rcd-sockshop"
 STATIC_EDGES: tuple[tuple[str, str], ...] = (
@@ -59,19 +76,6 @@ STATIC_EDGES: tuple[tuple[str, str], ...] = (
 _STEP = 1.0
 
 
-def metric_kind(suffix: str) -> str:
-    """Map an RCD column suffix to a MetricSeries kind."""
-    if suffix == "cpu":
-        return "cpu"
-    if suffix == "mem":
-        return "memory"
-    if suffix == "lod":
-        return "workload"
-    if suffix.startswith("lat"):
-        return "latency"
-    return "other"
-
-
 def _read(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     header, rows = read_csv(path)
     if "time" not in header:
@@ -84,6 +88,25 @@ def _read(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         if j != ti and "_" in name
     }
     return times, cols
+
+
+def _signals(
+    times: np.ndarray,
+    cols: dict[str, np.ndarray],
+    services: tuple[str, ...],
+    edges: list[tuple[str, str]],
+) -> list[MetricSeries]:
+    """The case's signals from its columns (see the module docstring)."""
+    out: list[MetricSeries] = []
+    for svc in services:
+        if f"{svc}_cpu" in cols:
+            out.append(series(svc, "cpu", times, cols[f"{svc}_cpu"] / 100.0))
+        if f"{svc}_mem" in cols:
+            out.append(series(svc, "memory", times, cols[f"{svc}_mem"]))
+        lod, lat = cols.get(f"{svc}_lod"), cols.get(f"{svc}_lat_90")
+        if lod is not None or lat is not None:
+            out.extend(spread_to_callers(svc, edges, times, requests=lod, latency_server=lat))
+    return out
 
 
 def load(path: Path) -> list[Case]:
@@ -114,7 +137,7 @@ def load(path: Path) -> list[Case]:
         aw = alert_window(t0, t_next, float(np.nanmax(at)) + _STEP)
         # "Data before t0" is the case's own normal recording. One case (orders-mem/5) has
         # it recorded *after* the fault; then the latest other normal recording before t0
-        # is used, as the baseline must precede the fault.
+        # is used (copied into this case), as the baseline must precede the fault.
         n_end = float(np.nanmax(nt)) + _STEP
         if n_end > t0:
             before = [n for n in normals if n[0] <= t0]
@@ -124,18 +147,12 @@ def load(path: Path) -> list[Case]:
         bw0 = baseline_window(n_end, t_prev if t_prev and t_prev < n_end else None, nt.min())[0]
         bw = (float(bw0), float(n_end))
         times = np.concatenate([nt, at])
-        cols = sorted(set(ncols) & set(acols))
-        services = tuple(sorted({c.split("_", 1)[0] for c in cols}))
-        metrics: list[MetricSeries] = []
-        for c in cols:
-            svc, suffix = c.split("_", 1)
-            vals = np.concatenate([ncols[c], acols[c]])
-            ms = slice_series(svc, suffix, metric_kind(suffix), times, vals, bw[0], aw[1])
-            if ms is not None:
-                metrics.append(ms)
+        common = sorted(set(ncols) & set(acols))
+        cols = {c: np.concatenate([ncols[c], acols[c]]) for c in common}
+        services = tuple(sorted({c.split("_", 1)[0] for c in common}))
         if root not in services:
             raise DatasetError(f"{rd}: root cause {root} has no metric columns")
-        edges_sv = [(c, s) for c, s in STATIC_EDGES if c in services and s in services]
+        edges = [(c, s) for c, s in STATIC_EDGES if c in services and s in services]
         cases.append(
             Case(
                 dataset=NAME,
@@ -145,12 +162,13 @@ def load(path: Path) -> list[Case]:
                 inject_time=t0,
                 alert_window=aw,
                 baseline_window=bw,
-                symptom_service=entry_service(edges_sv, services),
+                symptom_service=entry_service(edges, services),
                 services=services,
-                call_edges=tuple(make_edge(c, s, 1.0, 0.0, None) for c, s in edges_sv),
-                metrics=tuple(metrics),
+                call_edges=tuple(CallEdge(c, s) for c, s in edges),
+                metrics=tuple(cut(_signals(times, cols, services, edges), bw[0], aw[1])),
                 changes=(),
                 manifests="sock-shop",
+                timeline=f"{svc_fault}/{rd.name}",
             )
         )
     return cases

@@ -7,12 +7,13 @@ Independence is counted by data source, not by tool (`DATA_SOURCE`): a line of e
 one source among the supporting tools — metrics, logs, Kubernetes, change (Git/Flux).
 git_log and git_show read the same commits, so together they are one line. The graph
 (`query_stack_graph`) re-reads the world-model the plan was ranked on — the same Tempo
-edges and Deploy nodes — so it is no line towards Validated: a graph check that supports
-makes a hypothesis Supported, and Validated needs two other sources (graph + git_log is
-Supported, git_log + prometheus_query is Validated).
+edges and Deploy nodes — so it is no line towards Validated, and neither are past incidents
+(`memory_lookup`: a prior, not proof). A graph check that supports makes a hypothesis
+Supported; Validated needs two other sources (graph + git_log is Supported, git_log +
+prometheus_query is Validated).
 
 Confidence counts the same way: a line weighs five times a supporting tool that adds no
-line (a second tool on a source, or the graph), a refuting tool takes away more than a
+line (a second tool on a source, the graph, memory), a refuting tool takes away more than a
 line adds, and the plan's prior only breaks ties. Without an independent line it stays
 within what the prior alone could give (`PRIOR_WEIGHT`).
 
@@ -29,6 +30,10 @@ from typing import Any
 
 LLM_INFERRED = "LlmInferred"
 GRAPH = "graph"
+MEMORY = "memory"
+NOT_A_LINE = frozenset({GRAPH, MEMORY})
+"""Sources that are no line towards Validated: the plan's own world-model, and past
+incidents (a prior, not proof)."""
 DATA_SOURCE = {
     "query_stack_graph": GRAPH,
     "prometheus_query": "metrics",
@@ -39,11 +44,10 @@ DATA_SOURCE = {
     "git_log": "change",
     "git_show": "change",
     "flux_status": "change",
-    "memory_lookup": "memory",
+    "memory_lookup": MEMORY,
 }
 """The data source each tool reads; tools on one source are one line of evidence between
-them. A tool not listed is a source of its own. `GRAPH` is the plan's own world-model: it
-is never a line towards Validated."""
+them. A tool not listed is a source of its own."""
 ROOT_CAUSE_MIN_CONFIDENCE = 0.40
 LINE_WEIGHT = 0.25
 """Confidence per independent line of evidence (a supporting source other than the graph)."""
@@ -123,7 +127,7 @@ class Hypothesis:
     def _lines(self, verdict: Verdict) -> set[str]:
         """Independent lines of evidence behind `verdict`: the data sources of its tools,
         the graph left out (it re-reads what the plan was ranked on)."""
-        return {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)} - {GRAPH}
+        return {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)} - NOT_A_LINE
 
     @property
     def state(self) -> HypothesisState:

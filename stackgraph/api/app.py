@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
+from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.rca.outcome import OutcomeWriter
@@ -22,7 +23,7 @@ from .limits import BodyLimit
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, health, incidents, investigate, memory, tools
-from .service import IncidentService, PlanFn, default_plan
+from .service import IncidentService, PlanFn
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def create_app(
     settings: Settings,
     *,
     store: GraphStore | None = None,
-    plan_fn: PlanFn = default_plan,
+    plan_fn: PlanFn | None = None,
     agent: Agent | None = None,
     context_fn: Callable[[Alert, Plan], ToolContext] | None = None,
     token: str | None = None,
@@ -80,7 +81,8 @@ def create_app(
 ) -> FastAPI:
     """Build the API. `store`, `plan_fn`, `agent`, `context_fn` and `memory_fn` (the
     incident memory, or None for none) may be injected; by default the store and the
-    memory are opened from settings in the lifespan, once, and the store closed after."""
+    memory are opened from settings in the lifespan, once, and the store closed after, and
+    plans come from `Planner.from_settings` (live metrics when Prometheus is set)."""
     api_token = token or load_token(settings)
     metrics = ApiMetrics()
 
@@ -98,7 +100,7 @@ def create_app(
                                lease_wait_s=settings.api_lease_wait_s)  # fmt: skip
         service = IncidentService(
             st,
-            plan_fn=plan_fn,
+            plan_fn=plan_fn or Planner.from_settings(settings),
             agent=agent or agent_from(settings),
             context_fn=context_fn or context_from(settings, st, mem),
             writer=writer,

@@ -4,8 +4,9 @@ fingerprint, and write-back through the single writer.
     webhook ─▶ receive() ─▶ queue (bounded; full → QueueFull → 503 Retry-After)
                                └▶ worker: plan_fn → agent → write-back → on_concluded hooks
 
-The plan function and the agent are injected, so tests control the plan without depending
-on the ranking's details. Incidents live in memory (and in the graph through write-back).
+The plan function and the agent are injected (the app gives `Planner.from_settings`, live
+metrics included), so tests control the plan without depending on the ranking's details.
+Incidents live in memory (and in the graph through write-back).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackgraph.errors import StackGraphError
-from stackgraph.rca import investigate
+from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentRun, ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.rca.outcome import IncidentOutcome, OutcomeWriter, symptom_service
@@ -42,10 +43,6 @@ class QueueFull(StackGraphError):
 
 class UnknownIncident(StackGraphError):
     pass
-
-
-def default_plan(store: GraphStore, alert: Alert) -> Plan:
-    return investigate(store, alert)
 
 
 @dataclass
@@ -74,7 +71,7 @@ class IncidentService:
         self,
         store: GraphStore,
         *,
-        plan_fn: PlanFn = default_plan,
+        plan_fn: PlanFn | None = None,
         agent: Agent | None = None,
         context_fn: ContextFn | None = None,
         writer: OutcomeWriter | None = None,
@@ -85,7 +82,7 @@ class IncidentService:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.plan_fn = plan_fn
+        self.plan_fn: PlanFn = plan_fn or Planner()
         self.agent = agent or Agent()
         self.context_fn = context_fn or (lambda alert, plan: ToolContext(store, alert, plan))
         self.writer = writer or OutcomeWriter(store)

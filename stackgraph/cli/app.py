@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stackgraph.config import Settings, load_settings
-from stackgraph.errors import InputError, SourceUnavailable, StackGraphError
+from stackgraph.errors import StackGraphError
 
 app = typer.Typer(
     help="StackGraph: a property-graph world-model of your platform for root-cause analysis.",
@@ -110,46 +110,30 @@ def run_ingest(
     options: dict[str, Any] | None = None,
     store: Any = None,
 ) -> Any:
-    """Collect the named lanes and write their records through the single writer.
+    """`stackgraph.ingest.run_lanes` with a progress bar, on `store` or the configured one.
 
     A lane whose source fails (Prometheus down, no cluster, a bad file) does not stop the
     lanes after it: they are still written, and the first failure is raised at the end."""
-    from stackgraph.ingest import GraphIngestor, IngestReport, LaneInputs, resolve
-    from stackgraph.schema import RecordBatch
+    from stackgraph.ingest import run_lanes
 
-    chosen = resolve(lanes)
-    report = IngestReport()
-    failures: list[StackGraphError] = []
+    def run(st: Any) -> tuple[Any, list[StackGraphError]]:
+        with _progress() as progress:
 
-    def write(st: Any) -> None:
-        # lanes run in order, each collected then written, so a lane reads (through the
-        # read-only `graph` port) what the lanes before it wrote
-        writer = GraphIngestor(st, settings.batch_size, settings.lease_ttl_s, who="ingest")
-        with writer, _progress() as progress:
-            for lane in chosen:
-                inputs = LaneInputs(settings, catalog, manifests, repos, options or {}, graph=st)
-                try:
-                    batch: RecordBatch = lane.collect(inputs)
-                except (InputError, SourceUnavailable) as exc:
-                    failures.append(exc)
-                    if len(chosen) > 1:
-                        err.print(f"lane {lane.name} failed: {exc}", markup=False)
-                    continue
-                size = len(batch.nodes) + len(batch.edges)
-                task = progress.add_task(f"ingest {lane.name}", total=size)
+            def track(name: str, size: int) -> Any:
+                task = progress.add_task(f"ingest {name}", total=size)
+                return lambda n: progress.advance(task, n)
 
-                def advance(n: int, t: Any = task) -> None:
-                    progress.advance(t, n)
-
-                report.merge(writer.write(batch, advance, tag=lane.name))
-                if lane.after_write is not None:
-                    report.add_stale(lane.after_write(writer, inputs))
+            return run_lanes(st, settings, lanes, catalog=catalog, manifests=manifests,
+                             repos=repos, options=options, progress=track)  # fmt: skip
 
     if store is not None:
-        write(store)
+        report, failures = run(store)
     else:
         with open_store(settings) as st:
-            write(st)
+            report, failures = run(st)
+    if len(failures) > 1 or (failures and "," in lanes):
+        for exc in failures:
+            err.print(f"lane failed: {exc}", markup=False)
     if failures:
         raise failures[0]
     return report

@@ -75,15 +75,18 @@ def investigate(
         str | None,
         typer.Option("--at", help="Investigate on the graph as it was then (epoch s or ISO 8601)."),
     ] = None,
-    hops: Annotated[int, typer.Option("--hops", help="Neighbourhood depth (clamped 1..4).")] = 2,
+    hops: Annotated[
+        int | None,
+        typer.Option("--hops", help="Neighbourhood depth, 1..4 [default: investigate_hops]."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", help="Candidates to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Rank the likely root causes of an alert on SERVICE (fail-open: empty plan + reason).
-    With --at, the graph as it was then: facts first seen later are left out, and edges
-    are Stale or Active as they were then."""
-    from stackgraph.rca import Alert, parse_time
-    from stackgraph.rca import investigate as run
+    With PROMETHEUS_URL set, live metrics are probed (as the API does). With --at, the graph
+    as it was then: facts first seen later are left out, and edges are Stale or Active as
+    they were then."""
+    from stackgraph.rca import Alert, Planner, parse_time
 
     when = None
     if at is not None:
@@ -91,9 +94,10 @@ def investigate(
         if when is None:
             raise typer.BadParameter(f"--at {at!r} is neither epoch seconds nor ISO 8601")
     settings = state_of(ctx).settings()
+    planner = Planner.from_settings(settings)
     with open_store(settings) as store:
-        plan = run(store, Alert({"service": service}), at=when, as_of=when, hops=hops,
-                   limit=limit)  # fmt: skip
+        plan = planner(store, Alert({"service": service}), at=when, as_of=when, hops=hops,
+                       limit=limit)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(plan_json(plan), indent=2) + "\n")
         return
@@ -107,7 +111,7 @@ def demo_step(ctx: Any) -> None:
     the span files (telemetry), Deploys from the Flux status and Changes from the demo
     repo's history (change). Nothing is written here.
     """
-    from stackgraph.rca import investigate as run
+    from stackgraph.rca import Planner
     from stackgraph.rca.alertmanager import alerts_from_webhook
     from stackgraph.rca.clock import iso
 
@@ -118,6 +122,6 @@ def demo_step(ctx: Any) -> None:
         f"alert {alert.labels.get('alertname')} on {alert.labels.get('service')} "
         f"(pod {alert.labels.get('pod')}) from {alert_file.name}, firing since {iso(starts)}"
     )
-    plan = run(ctx.store, alert, at=starts + 300.0, hops=3)
+    plan = Planner.from_settings(ctx.settings)(ctx.store, alert, at=starts + 300.0, hops=3)
     ctx.results["plan"] = plan
     print_plan(plan, ctx.console, top=8, evidence_for=3)

@@ -44,7 +44,7 @@ def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
         ((("k8s_events", S), ("k8s_pod_status", S)), HypothesisState.SUPPORTED),
         ((("k8s_events", S), ("flux_status", S)), HypothesisState.VALIDATED),
         ((("loki_query", S), ("prometheus_query", S)), HypothesisState.VALIDATED),
-        ((("git_log", S), ("memory_lookup", S)), HypothesisState.VALIDATED),
+        ((("git_log", S), ("memory_lookup", S)), HypothesisState.SUPPORTED),
         ((("git_log", S), ("some_new_tool", S)), HypothesisState.VALIDATED),  # its own source
         # a refutation blocks Validated
         (

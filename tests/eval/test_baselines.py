@@ -40,8 +40,8 @@ def synthetic_case(case_id: str = "synthetic-1") -> Case:
         symptom_service="frontend",
         services=("cart", "frontend", "product"),
         call_edges=(
-            CallEdge("frontend", "cart", 100.0, 0.0, 50.0),
-            CallEdge("frontend", "product", 100.0, 0.0, 5.0),
+            CallEdge("frontend", "cart"),
+            CallEdge("frontend", "product"),
         ),
         metrics=tuple(metrics),
         changes=(),

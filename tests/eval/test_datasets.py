@@ -1,4 +1,4 @@
-"""Real-dataset adapters: counts, labels, windows and telemetry shape."""
+"""Dataset adapters (and the seeded set): counts, labels, windows and telemetry shape."""
 
 from __future__ import annotations
 
@@ -8,8 +8,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-from stackgraph.eval.datasets import ADAPTERS, METRIC_KINDS, Case, DatasetError, load_cases
+from stackgraph.eval.datasets import (
+    ADAPTERS,
+    EDGE_SIGNALS,
+    POD_SIGNALS,
+    SIGNAL_KIND,
+    USER,
+    Case,
+    DatasetError,
+    load_cases,
+)
+from stackgraph.eval.seeded import DEFAULT_PATH, load_seeded
+
+_SEEDED_INCIDENTS = yaml.safe_load((DEFAULT_PATH / "incidents.yaml").read_text(encoding="utf-8"))
 
 EXPECTED = {
     "nezha": (
@@ -41,35 +54,74 @@ EXPECTED = {
         },
     ),
     "rcd-sockshop": (50, {"cpu": 25, "mem": 25}),
+    "seeded": (
+        len(_SEEDED_INCIDENTS),
+        dict(Counter(str(i["fault"]) for i in _SEEDED_INCIDENTS)),
+    ),
 }
-ENTRY = {"nezha": "frontend", "changerca": "frontend", "rcd-sockshop": "front-end"}
+ENTRY = {
+    "nezha": {"frontend"},
+    "changerca": {"frontend"},
+    "rcd-sockshop": {"front-end"},
+    "seeded": {"frontend", "gateway"},
+}
+SIGNALS = {
+    "nezha": {"cpu", "memory", "network_rx", "network_tx", *EDGE_SIGNALS},
+    "changerca": {"cpu", "memory", "errors", "latency_server"},
+    "rcd-sockshop": {"cpu", "memory", "requests", "latency_server"},
+    "seeded": {"cpu", "memory", "network_rx", "network_tx", *EDGE_SIGNALS},
+}
+# Datasets with an entry signal, i.e. a user -> symptom edge series.
+USER_EDGE = {"nezha", "changerca", "seeded"}
+# Plausible ranges in the model's units: catches a missed unit conversion.
+RANGES = {
+    "cpu": (0.0, 64.0),
+    "memory": (2.0**20, 2.0**36),
+    "network_rx": (0.0, 1e9),
+    "network_tx": (0.0, 1e9),
+    "requests": (0.0, 1e5),
+    "errors": (0.0, 1.0),
+    "latency_server": (0.0, 60.0),
+    "latency_client": (0.0, 60.0),
+}
+NAMES = sorted(EXPECTED)
+
+CaseLoader = Callable[[str], list[Case]]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_counts_and_fault_types(name: str, load_dataset: Callable[[str], list[Case]]) -> None:
-    cases = load_dataset(name)
+@pytest.fixture(scope="session")
+def cases_of(load_dataset: CaseLoader) -> CaseLoader:
+    """``cases_of(name)``: a real dataset through ``load_dataset``, or the seeded set."""
+    seeded = load_seeded()
+    return lambda name: seeded if name == "seeded" else load_dataset(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_counts_and_fault_types(name: str, cases_of: CaseLoader) -> None:
+    cases = cases_of(name)
     n, types = EXPECTED[name]
     assert len(cases) == n
     assert Counter(c.fault_type for c in cases) == types
     assert len({c.case_id for c in cases}) == n
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_labels_and_symptom(name: str, load_dataset: Callable[[str], list[Case]]) -> None:
-    cases = load_dataset(name)
+@pytest.mark.parametrize("name", NAMES)
+def test_labels_and_symptom(name: str, cases_of: CaseLoader) -> None:
+    cases = cases_of(name)
     for c in cases:
         assert c.root_cause in c.services
         assert len(set(c.services)) == len(c.services)
-        # chosen without the label: the graph's entry point, identical in every case
-        assert c.symptom_service == ENTRY[name]
+        # chosen without the label: the graph's entry point
+        assert c.symptom_service in ENTRY[name]
         assert not any(e.server == c.symptom_service for e in c.call_edges)
+        assert any(e.client == c.symptom_service for e in c.call_edges)
     # the symptom is the root cause only when the entry service itself was faulted
     assert len({c.root_cause for c in cases}) > 1
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_windows_are_honest(name: str, load_dataset: Callable[[str], list[Case]]) -> None:
-    cases = sorted(load_dataset(name), key=lambda c: c.inject_time)
+@pytest.mark.parametrize("name", NAMES)
+def test_windows_are_honest(name: str, cases_of: CaseLoader) -> None:
+    cases = sorted(cases_of(name), key=lambda c: c.inject_time)
     for prev, cur, nxt in zip([None, *cases[:-1]], cases, [*cases[1:], None], strict=True):
         a0, a1 = cur.alert_window
         b0, b1 = cur.baseline_window
@@ -82,40 +134,77 @@ def test_windows_are_honest(name: str, load_dataset: Callable[[str], list[Case]]
             assert b0 > prev.inject_time
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_metrics_aligned_and_in_window(
-    name: str, load_dataset: Callable[[str], list[Case]]
-) -> None:
-    for c in load_dataset(name):
+@pytest.mark.parametrize("name", NAMES)
+def test_timelines(name: str, cases_of: CaseLoader) -> None:
+    cases = cases_of(name)
+    assert all(c.timeline for c in cases)
+    if name == "nezha":  # one recording per day
+        assert {c.timeline for c in cases} == {"2022-08-22", "2022-08-23"}
+        assert all(c.case_id.startswith(c.timeline) for c in cases)
+    else:  # separate recordings
+        assert all(c.timeline == c.case_id for c in cases)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_series_are_signals_in_window(name: str, cases_of: CaseLoader) -> None:
+    seen: set[str] = set()
+    for c in cases_of(name):
         assert c.metrics
-        services_with_alert_data = set()
+        graph = {(e.client, e.server) for e in c.call_edges}
+        # USER is not a service (Sock Shop has a service named "user", and no user edge)
+        user_is_service = USER in c.services
+        assert user_is_service or all(USER not in e for e in graph)
+        root_alert = root_base = False
         for m in c.metrics:
+            seen.add(m.name)
+            assert m.name in SIGNAL_KIND and m.kind == SIGNAL_KIND[m.name]
             assert m.service in c.services
-            assert m.kind in METRIC_KINDS
+            if m.name in POD_SIGNALS:
+                assert m.client is None
+            else:
+                assert m.name in EDGE_SIGNALS and m.client is not None
+                if m.client == USER and not user_is_service:
+                    assert m.service == c.symptom_service
+                else:
+                    assert (m.client, m.service) in graph
             assert m.times.dtype == np.float64 and m.values.dtype == np.float64
             assert m.times.shape == m.values.shape and m.times.size > 0
-            assert np.all(np.diff(m.times) >= 0)
+            assert np.all(np.diff(m.times) > 0)
+            assert np.all(np.isfinite(m.values))
+            lo, hi = RANGES[m.name]
+            assert lo <= m.values.min() and m.values.max() <= hi, (c.case_id, m.name)
             assert m.times[0] >= c.baseline_window[0] and m.times[-1] < c.alert_window[1]
-            if np.any(m.times >= c.alert_window[0]):
-                services_with_alert_data.add(m.service)
-        assert c.root_cause in services_with_alert_data
+            if m.service == c.root_cause:
+                root_alert |= bool(np.any(m.times >= c.alert_window[0]))
+                root_base |= bool(np.any(m.times < c.baseline_window[1]))
+        assert root_alert and root_base, c.case_id
+        if name in USER_EDGE:
+            assert any(m.client == USER for m in c.metrics), c.case_id
+    assert seen == SIGNALS[name]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_call_edges(name: str, load_dataset: Callable[[str], list[Case]]) -> None:
-    for c in load_dataset(name):
-        assert c.call_edges
-        for e in c.call_edges:
-            assert e.client in c.services and e.server in c.services
-            assert 0.0 <= e.error_rate <= 1.0
-            assert e.trace_count >= 0.0
+@pytest.mark.parametrize("name", NAMES)
+def test_every_pod_has_cpu_and_memory(name: str, cases_of: CaseLoader) -> None:
+    for c in cases_of(name):
+        pods = {(m.service, m.name) for m in c.metrics if m.client is None}
+        for svc in c.services:
+            assert {(svc, "cpu"), (svc, "memory")} <= pods, (c.case_id, svc)
 
 
-def test_changes_only_in_changerca(load_dataset: Callable[[str], list[Case]]) -> None:
-    for c in load_dataset("changerca"):
+def test_requests_split_among_callers(load_dataset: CaseLoader) -> None:
+    # rcd: carts' request rate is spread evenly onto its two static callers
+    c = load_dataset("rcd-sockshop")[0]
+    carts = [m for m in c.metrics if m.service == "carts" and m.name == "requests"]
+    assert {m.client for m in carts} == {"front-end", "orders"}
+    np.testing.assert_allclose(carts[0].values, carts[1].values)
+
+
+def test_changes_only_in_changerca_and_seeded(cases_of: CaseLoader) -> None:
+    for c in cases_of("changerca"):
         assert c.changes
         assert all(ch.at < c.alert_window[1] and ch.service in c.services for ch in c.changes)
-    assert not any(c.changes for c in load_dataset("nezha"))
+    assert not any(c.changes for c in cases_of("nezha"))
+    assert not any(c.changes for c in cases_of("rcd-sockshop"))
 
 
 def test_wrong_folder_raises(tmp_path: Path) -> None:

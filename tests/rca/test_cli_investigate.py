@@ -61,7 +61,7 @@ def test_investigate_unknown_service_and_bad_time(tmp_path: Path) -> None:
 def test_eval_seeded_json(tmp_path: Path) -> None:
     out = sg("eval", "--dataset", "seeded", "--limit", "4", "--json", data=tmp_path / "d")
     card = json.loads(out.stdout)
-    assert card["dataset"] == "seeded" and card["cases"] == 4
+    assert card["dataset"] == "seeded" and card["n_cases"] == 4 and len(card["cases"]) == 4
     for scores in card["methods"].values():
         assert all(0.0 <= scores[k] <= 1.0 for k in ("ac1", "ac3", "ac5", "avg5", "mrr"))
     assert "stackgraph" in card["methods"] and "random" in card["methods"]

@@ -47,11 +47,16 @@ class Series:
             raise ConnectionError("prometheus is down")
         return ["latency/p95", "cpu"]
 
-    def values(self, service: str, kind: str, start: float, end: float) -> Sequence[float]:
-        if start >= T0 - 1:  # the alert window
-            level = self.alert.get(service, 1.0) if kind == "cpu" else 1.0
-            return [level] * 5
-        return [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
+    def points(
+        self, service: str, kind: str, start: float, end: float
+    ) -> Sequence[tuple[float, float]]:
+        """A point a minute; from T0 (the fault) on, the alert level."""
+        jitter = (1.0, 1.02, 0.98, 1.01, 0.99)
+        out = []
+        for i, t in enumerate(range(int(start), int(end) + 1, 60)):
+            alert = self.alert.get(service, 1.0) if kind == "cpu" else 1.0
+            out.append((float(t), alert if t >= T0 else jitter[i % len(jitter)]))
+        return out
 
 
 def shop() -> list[EdgeStat]:

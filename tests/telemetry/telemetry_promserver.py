@@ -1,8 +1,7 @@
 """A real Prometheus (Debian's) holding generated Tempo service-graph series, per session.
 
 The generator writes OpenMetrics (family names in TYPE lines, seconds timestamps, ascending
-samples, `# EOF`), `promtool tsdb create-blocks-from openmetrics` backfills it, and
-`prometheus` serves the blocks with a 100y retention so they are not deleted as too old.
+samples, `# EOF`); `stackgraph.eval.promserver` backfills it with promtool and serves it.
 Counts are exact integers per step, so the expected rates, error ratios and the histogram
 quantile (with Prometheus' linear interpolation) can be computed here and compared.
 """
@@ -11,17 +10,16 @@ from __future__ import annotations
 
 import math
 import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from sgtest import require
+
+from stackgraph.eval.promserver import free_port as free_port
+from stackgraph.eval.promserver import running_prometheus as serve
 
 START = 1_767_225_600  # 2026-01-01T00:00:00Z
 STEP = 15
@@ -138,12 +136,6 @@ def openmetrics() -> str:
     return "\n".join(lines) + "\n"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass(frozen=True)
 class PromServer:
     url: str
@@ -152,62 +144,14 @@ class PromServer:
 
 @contextmanager
 def running_prometheus(root: Path, series: str) -> Iterator[str]:
-    """Backfill `series` (OpenMetrics) into a TSDB under `root` and serve it on 127.0.0.1;
-    yields the base URL. Shared by every test folder that needs a real Prometheus."""
+    """`stackgraph.eval.promserver.running_prometheus` over OpenMetrics text; skips (fails
+    in CI) without Debian's binaries. Shared by every test folder that needs a Prometheus."""
     require(shutil.which("prometheus") is not None, "Debian prometheus")
     require(shutil.which("promtool") is not None, "Debian promtool")
-    (root / "sg.om").write_text(series, encoding="utf-8")
-    subprocess.run(
-        [
-            "promtool",
-            "tsdb",
-            "create-blocks-from",
-            "openmetrics",
-            str(root / "sg.om"),
-            str(root / "tsdb"),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (root / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
-    port = free_port()
-    log = (root / "prometheus.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            "prometheus",
-            f"--config.file={root / 'prometheus.yml'}",
-            f"--storage.tsdb.path={root / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--storage.tsdb.retention.time=100y",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"prometheus exited {proc.returncode}: {(root / 'prometheus.log').read_text()}"
-                )
-            try:
-                if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("prometheus did not become ready")
+    path = root / "sg.om"
+    path.write_text(series, encoding="utf-8")
+    with serve(root, path) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="session")

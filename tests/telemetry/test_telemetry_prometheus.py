@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from telemetry_promserver import (
     BUCKETS,
-    CPU,
     END,
     PAIRS,
     START,
@@ -28,14 +27,11 @@ from telemetry_promserver import (
 from stackgraph import cypher
 from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings, load_settings
-from stackgraph.errors import InputError, SourceUnavailable
+from stackgraph.errors import SourceUnavailable
 from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
-from stackgraph.ingest.lanes.telemetry import (
-    PrometheusClient,
-    PrometheusMetrics,
-    PromQLNames,
-    service_graph_stats,
-)
+from stackgraph.ingest.lanes.telemetry import TEMPLATES, service_graph_stats
+from stackgraph.prometheus import PrometheusClient
+from stackgraph.promql import PromQLNames, render
 from stackgraph.store import GraphStore
 
 __all__ = ["prometheus"]  # the session fixture, imported so pytest finds it
@@ -108,15 +104,9 @@ def test_pair_stats_match_the_generator(prometheus: PromServer) -> None:
 
 
 def test_every_template_is_valid_promql(prometheus: PromServer) -> None:
-    from stackgraph.ingest.lanes.telemetry import _promql
-
     with PrometheusClient(prometheus.url) as prom:
-        for name in _promql.names():
-            text = _promql.render(_promql.load(name), PromQLNames(), "payment")
-            if name == "service_series":
-                assert prom.series(text) == 1
-            else:
-                assert prom.query(text, at=T), name
+        for name in TEMPLATES.names():
+            assert prom.query(render(TEMPLATES.load(name), PromQLNames()), at=T), name
 
 
 def test_configured_metric_names_and_window(prometheus: PromServer) -> None:
@@ -277,39 +267,3 @@ def test_prometheus_url_from_either_env_var(monkeypatch: pytest.MonkeyPatch) -> 
     assert load_settings(None).prometheus_url == "http://a:9090"
     monkeypatch.setenv("STACKGRAPH_PROMETHEUS_URL", "http://b:9090")
     assert load_settings(None).prometheus_url == "http://b:9090"
-
-
-# -- the read path's probes ------------------------------------------------------------
-
-
-def test_prometheus_metrics_source(prometheus: PromServer) -> None:
-    cpu = "sum(rate(container_cpu_usage_seconds_total{container=<<service>>}[<<window>>]))"
-    metrics = PrometheusMetrics(PrometheusClient(prometheus.url), extra={"cpu": cpu})
-    assert list(metrics.kinds("payment")) == ["latency", "errors", "workload", "cpu"]
-    assert list(metrics.kinds("nobody")) == ["cpu"]
-    start, end = T - 600, T
-    points = 600 // 15 + 1
-    p = pair("checkout", "payment")
-    errors = metrics.values("payment", "errors", start, end)
-    assert len(errors) == points and all(v == pytest.approx(0.1, abs=2e-3) for v in errors)
-    load = metrics.values("payment", "workload", start, end)
-    assert all(v == pytest.approx(10.0, rel=1e-6) for v in load)
-    latency = metrics.values("payment", "latency", start, end)
-    want = [p.expected_p95_s(t - WINDOW_S, t) * 1000 for t in range(start, end + 1, 15)]
-    assert latency == pytest.approx(want, rel=2e-3)
-    cores = metrics.values("payment", "cpu", start, end)
-    assert len(cores) == points and all(v == pytest.approx(CPU["payment"]) for v in cores)
-    # checkout serves only frontend: its own error ratio, not its callees'
-    assert all(
-        v == pytest.approx(0.02, abs=1e-3) for v in metrics.values("checkout", "errors", start, end)
-    )
-    assert metrics.values("payment", "memory", start, end) == []
-    assert metrics.values("payment", "errors", END + 3600, END + 7200) == []
-    with pytest.raises(InputError):
-        metrics.values('x"} or vector(1) #', "errors", start, end)
-
-
-def test_prometheus_metrics_source_reports_a_dead_prometheus() -> None:
-    metrics = PrometheusMetrics(PrometheusClient(f"http://127.0.0.1:{free_port()}"))
-    with pytest.raises(SourceUnavailable, match="unreachable"):
-        metrics.values("payment", "errors", START, END)

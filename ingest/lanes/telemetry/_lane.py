@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stackgraph.prometheus import PrometheusClient
+from stackgraph.promql import PromQLNames
 from stackgraph.schema import RecordBatch, Source
 
 from ..registry import LaneInputs, register
 from ._edges import edges_to_records
-from ._prometheus import PrometheusClient, service_graph_stats
-from ._promql import PromQLNames
+from ._prometheus import service_graph_stats
 from ._spans import load_spans, stats_from_spans
 
 if TYPE_CHECKING:

@@ -1,0 +1,46 @@
+"""`Planner`: how every entry point investigates (API workers, `stackgraph investigate`,
+MCP, the replay harness): the configured metrics source and depth, one code path.
+
+    plan = Planner.from_settings(settings)(store, alert)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stackgraph.config import Settings
+
+from .collect import GraphReader
+from .investigate import investigate
+from .model import Alert, MetricsSource, Plan
+from .pipeline import DEFAULT, Playbook
+from .sources import metrics_from_settings
+
+
+@dataclass(frozen=True)
+class Planner:
+    """`investigate` with what the deployment configured, so no caller forgets a part."""
+
+    metrics: MetricsSource | None = None
+    hops: int = 4
+    playbook: Playbook = DEFAULT
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Planner:
+        return cls(metrics_from_settings(settings), settings.investigate_hops)
+
+    def __call__(
+        self,
+        store: GraphReader,
+        alert: Alert,
+        *,
+        at: float | None = None,
+        baseline: tuple[float, float] | None = None,
+        limit: int = 10,
+        as_of: float | None = None,
+        hops: int | None = None,
+    ) -> Plan:
+        return investigate(
+            store, alert, at=at, metrics=self.metrics, hops=hops or self.hops, limit=limit,
+            playbook=self.playbook, baseline=baseline, as_of=as_of,
+        )  # fmt: skip

@@ -1,0 +1,22 @@
+"""Read-time sources: what the read path asks at investigation time (not the graph).
+
+metrics = metrics_from_settings(settings)      # PrometheusMetrics, or None without one
+plan = investigate(store, alert, metrics=metrics)
+"""
+
+from __future__ import annotations
+
+from stackgraph.config import Settings
+
+from ..model import MetricsSource
+from .prometheus import BUILTIN_KINDS, TEMPLATES, PrometheusMetrics
+
+__all__ = ["BUILTIN_KINDS", "TEMPLATES", "PrometheusMetrics", "metrics_from_settings"]
+
+
+def metrics_from_settings(settings: Settings) -> MetricsSource | None:
+    """The live metrics source every entry point investigates with: Prometheus when
+    `prometheus_url` is set; None otherwise (the plan then notes that probes were skipped)."""
+    if not settings.prometheus_url:
+        return None
+    return PrometheusMetrics.from_settings(settings)

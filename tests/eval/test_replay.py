@@ -1,0 +1,160 @@
+"""The replay's parts that need no Prometheus: alert timing, the files handed to the lanes,
+change-aware baselines, adapters by name, and the scorecard's honesty."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stackgraph import cypher
+from stackgraph.config import Settings
+from stackgraph.eval.alerting import FALLBACK_DELAY_S, FOR_S, AlertTime, detect_alert
+from stackgraph.eval.baselines import BASELINES, inputs_of, released_first
+from stackgraph.eval.datasets import DatasetError
+from stackgraph.eval.datasets.model import Case, ChangeEvent
+from stackgraph.eval.harness import adapter_from, load, methods_for
+from stackgraph.eval.lane_files import catalog_doc, helm_releases, write_yaml
+from stackgraph.eval.replay import case_alert
+from stackgraph.eval.scorecard import CaseResult, markdown, metrics, scorecard
+from stackgraph.eval.seeded import load_seeded
+from stackgraph.ingest import run_lanes
+from stackgraph.store import GraphStore
+
+T0 = 1_767_225_600.0
+
+
+class Points:
+    """A MetricsSource over fixed points per (service, kind): the unit-test double."""
+
+    def __init__(self, data: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
+        self.data = data
+
+    def kinds(self, service: str) -> Sequence[str]:
+        return sorted(k for s, k in self.data if s == service)
+
+    def points(
+        self, service: str, kind: str, start: float, end: float
+    ) -> Sequence[tuple[float, float]]:
+        return [(t, v) for t, v in self.data.get((service, kind), []) if start <= t <= end]
+
+
+def flat_then(level: float, from_t: float, until: float = T0 + 900) -> list[tuple[float, float]]:
+    """0.01 ± jitter every 15 s from T0-1200, `level` from `from_t` to `until`."""
+    out = []
+    for i, t in enumerate(np.arange(T0 - 1200, T0 + 1200, 15.0)):
+        base = 0.01 * (1 + 0.05 * ((i % 5) - 2))
+        out.append((float(t), level if from_t <= t < until else base))
+    return out
+
+
+BASELINE = (T0 - 1200, T0)
+
+
+def test_the_alert_fires_a_minute_after_the_symptom_leaves_its_band() -> None:
+    src = Points(
+        {("web", "errors"): flat_then(0.2, T0 + 45), ("web", "latency"): flat_then(0.01, 0)}
+    )
+    fired = detect_alert(src, "web", T0, T0 + 600, BASELINE)
+    assert fired == AlertTime(T0 + 45 + FOR_S, "detected", "errors", T0 + 45)
+
+
+def test_a_blip_shorter_than_for_does_not_fire() -> None:
+    src = Points({("web", "errors"): flat_then(0.2, T0 + 45, until=T0 + 90)})
+    fired = detect_alert(src, "web", T0, T0 + 600, BASELINE)
+    assert fired == AlertTime(T0 + FALLBACK_DELAY_S, "in band")
+
+
+def test_no_symptom_series_and_the_next_fault_bound_the_alert() -> None:
+    assert detect_alert(Points({}), "web", T0, T0 + 600, BASELINE).how == "no signal"
+    late = Points({("web", "errors"): flat_then(0.2, T0 + 500)})
+    fired = detect_alert(late, "web", T0, T0 + 540, BASELINE)  # would fire at +560
+    assert fired.how == "in band" and fired.fired_at == T0 + FALLBACK_DELAY_S
+    assert detect_alert(late, "web", T0, T0 + 60, BASELINE).fired_at == T0 + 60
+
+
+def test_the_alert_never_names_the_root_cause() -> None:
+    for case in load_seeded():
+        alert = case_alert(case, AlertTime(case.inject_time + 60, "detected", "errors"))
+        assert alert.labels["service"] == case.symptom_service
+        assert alert.starts_at == case.inject_time + 60
+        text = json.dumps([dict(alert.labels), dict(alert.annotations)])
+        if case.root_cause != case.symptom_service:
+            assert case.root_cause not in text
+
+
+def test_releases_reach_the_graph_through_the_change_lane(
+    store: GraphStore, settings: Settings, tmp_path: Path
+) -> None:
+    changes = [ChangeEvent("cart", "1.0", T0 - 7200), ChangeEvent("cart", "1.1", T0 - 300),
+               ChangeEvent("payment", "3.2", T0 - 60)]  # fmt: skip
+    dump = write_yaml(tmp_path / "flux" / "hr.yaml", helm_releases(changes))
+    report, failures = run_lanes(store, settings, "change", manifests=dump.parent)
+    assert not failures and not report.rejected
+    rows = store.read(cypher.render("export_nodes", label="Deploy"), {"after": -1, "limit": 10})
+    got = sorted((r["p"]["service"], r["p"]["deployed_at"], r["p"]["chart_version"]) for r in rows)
+    assert got == [
+        ("cart", T0 - 7200, "1.0"), ("cart", T0 - 300, "1.1"), ("payment", T0 - 60, "3.2")
+    ]  # fmt: skip
+    assert catalog_doc({"a": "high"}) == {"services": [{"name": "a", "criticality": "high"}]}
+
+
+def test_change_aware_variants_put_released_services_first() -> None:
+    case = load_seeded()[0]
+    base = BASELINES["largest-anomaly"](case)
+    released = {c.service for c in case.changes}
+    ranked = released_first(BASELINES["largest-anomaly"])(case)
+    assert sorted(ranked) == sorted(base)
+    assert set(ranked[: len(released)]) == released
+    assert inputs_of("microrca+releases") == ("Prometheus series", "call graph (Tempo)", "releases")
+    assert "baro+releases" in methods_for(load_seeded())
+
+
+def _adapter(path: Path) -> list[Case]:
+    return load_seeded(path)[:2]
+
+
+def test_a_dataset_adapter_by_module_and_function() -> None:
+    seeded = Path(sys.modules["stackgraph.eval.seeded"].__file__ or "").parent / "data" / "seeded"
+    cases = load("mine", seeded, adapter=f"{__name__}:_adapter")
+    assert len(cases) == 2
+    for spec, says in (("nocolon", "module:function"), ("no_such_mod:f", "No module"),
+                       (f"{__name__}:missing", "missing")):  # fmt: skip
+        with pytest.raises(DatasetError, match=says):
+            adapter_from(spec)
+    with pytest.raises(DatasetError, match="unknown dataset 'nope'"):
+        load("nope", seeded)
+    with pytest.raises(DatasetError, match="needs --path"):
+        load("nezha", None)
+
+
+def test_scorecard_lists_fail_open_plans_and_each_case_rank() -> None:
+    cases = load_seeded()[:2]
+    results = [
+        CaseResult(cases[0], {"stackgraph": [cases[0].root_cause], "random": ["x"]},
+                   {"stackgraph": 0.1, "random": 0.0},
+                   AlertTime(cases[0].inject_time + 90, "detected", "errors")),
+        CaseResult(cases[1], {"stackgraph": sorted(cases[1].services), "random": ["x"]},
+                   {"stackgraph": 0.1, "random": 0.0}, AlertTime(0.0, "no signal"),
+                   fail_open="no Service matches"),
+    ]  # fmt: skip
+    card = scorecard("seeded", results, skipped=[{"case_id": "z", "reason": "broken"}])
+    assert card["fail_open"] == [{"case_id": cases[1].case_id, "reason": "no Service matches"}]
+    assert card["cases"][0]["ranks"] == {"stackgraph": 1, "random": 0}
+    assert card["cases"][0]["alert"] == {"how": "detected", "signal": "errors", "delay_s": 90.0}
+    assert card["alerts"]["detected"] == 1 and card["alerts"]["no_signal"] == 1
+    assert card["inputs"]["random"] == ["service list"]
+    text = markdown(card)
+    assert "Fail-open plans: 1" in text and "no Service matches" in text
+    assert "Skipped cases: 1" in text
+
+
+def test_scorecard_metrics() -> None:
+    m = metrics([["a", "b"], ["b", "a"], ["c", "d"]], ["a", "a", "x"])
+    assert m["ac1"] == pytest.approx(1 / 3, abs=1e-3)
+    assert m["ac3"] == pytest.approx(2 / 3, abs=1e-3)
+    assert m["mrr"] == pytest.approx((1 + 0.5) / 3, abs=1e-3)
