@@ -75,7 +75,7 @@ def detect_alert(
 ) -> AlertTime:
     """The earliest firing over SYMPTOM_KINDS between `fault_start` and `horizon`."""
     fallback = min(fault_start + FALLBACK_DELAY_S, horizon)
-    kinds = [k for k in source.kinds(service) if k in SYMPTOM_KINDS]
+    kinds = [k for k in source.kinds(service, baseline[0], horizon) if k in SYMPTOM_KINDS]
     best: AlertTime | None = None
     seen = False
     for kind in kinds:

@@ -20,7 +20,7 @@ Every series is resampled onto 15 s ticks (`STEP_S`, epoch multiples): a native 
 exporter publishes is not written: the case model holds only exporter signals.
 
 Cases on one timeline are cut from one recording: their series are merged (first wins
-per timestamp). `place` moves separate recordings apart in time first, by whole days.
+per timestamp). `place` first lays separate recordings end to end in time.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ STEP_S = 15.0
 BUCKETS: tuple[float, ...] = tuple(0.0001 * 4**k for k in range(10))
 """Latency histogram bounds in seconds (0.1 ms .. 26 s); a +Inf bucket follows."""
 QUANTILE = 0.95
-DAY_S = 86_400.0
-MARGIN_S = 3_600.0
-"""Separate timelines are kept at least this far apart (rate windows never mix them)."""
+MARGIN_S = 900.0
+"""Gap between two recordings laid end to end: beyond Prometheus' 5-minute lookback and the
+telemetry lane's 5-minute window, so no query about one reaches the other."""
 SINGLE_POINT_STEP_S = 60.0
 
 Floats = npt.NDArray[np.float64]
@@ -100,9 +100,10 @@ def _span(case: Case) -> tuple[float, float]:
 
 
 def place(cases: Sequence[Case]) -> list[Case]:
-    """The cases with separate timelines kept apart: sorted by start, a timeline that starts
-    less than an hour after an earlier one ends is moved later by whole days (so times of
-    day stay), until it does. Same order as given; nothing moves when nothing is that close."""
+    """The cases with separate recordings laid end to end: sorted by start, each timeline
+    after the first is moved (by whole minutes) to begin MARGIN_S after the previous one
+    ends. No method reads the date, and a TSDB spanning hours, not weeks, backfills in
+    seconds. Same order as given; cases on one timeline move together."""
     spans: dict[str, tuple[float, float]] = {}
     for case in cases:
         start, end = _span(case)
@@ -113,9 +114,9 @@ def place(cases: Sequence[Case]) -> list[Case]:
     kept_end: float | None = None
     for key in sorted(spans, key=lambda k: spans[k][0]):  # stable: ties keep the input order
         start, end = spans[key]
-        days = 0 if kept_end is None else max(0, math.ceil((kept_end + MARGIN_S - start) / DAY_S))
-        shift[key] = days * DAY_S
-        kept_end = end + shift[key] if kept_end is None else max(kept_end, end + shift[key])
+        moved = 0.0 if kept_end is None else math.ceil((kept_end + MARGIN_S - start) / 60) * 60
+        shift[key] = moved
+        kept_end = end + moved
     return [shifted(case, shift[_timeline(case)]) for case in cases]
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -68,7 +69,7 @@ def observe(source: MetricsSource, case: Case, plan: Plan, at: float) -> Case:
     metrics: list[MetricSeries] = []
     edges: set[tuple[str, str]] = set()
     for service in case.services:
-        for kind in source.kinds(service):
+        for kind in source.kinds(service, base[0], window[1]):
             group, _, name = kind.partition("/")
             if name.startswith(EDGE_PREFIX):
                 edges.add((name[len(EDGE_PREFIX) :], service))
@@ -117,6 +118,8 @@ class Replayer:
     keep_graphs: bool = False
     planner: Planner = field(init=False)
     metrics: PrometheusMetrics = field(init=False)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    """Part of every case's graph key, so two replays on one server never meet."""
 
     def __post_init__(self) -> None:
         self.metrics = PrometheusMetrics.from_settings(self.settings)
@@ -153,7 +156,7 @@ class Replayer:
         return [f"lane failed: {exc}" for exc in failures]
 
     def run(self, case: Case, index: int) -> Replay:
-        key = f"{self.store.graph_name}-eval-{index}"
+        key = f"{self.store.graph_name}-eval-{self.run_id}-{index}"
         graph = GraphStore(self.store.conn, key, self.store.where)
         seconds: dict[str, Any] = {}
         try:

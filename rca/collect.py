@@ -346,7 +346,7 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     names = candidate_names(facts)
     for i, name in enumerate(names):
         try:
-            for kind in metrics.kinds(name):
+            for kind in metrics.kinds(name, req.windows.baseline[0], req.windows.alert[1]):
                 probe = _probe(metrics, name, str(kind), req.windows)
                 if probe is not None:
                     out.setdefault(name, []).append(probe)

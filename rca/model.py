@@ -84,7 +84,9 @@ class MetricsSource(Protocol):
     when a service has several series of one kind; scorers group on the part before it.
     """
 
-    def kinds(self, service: str) -> Sequence[str]: ...
+    def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
+        """The kinds that may hold data for `service` between start and end."""
+        ...
 
     def points(
         self, service: str, kind: str, start: float, end: float

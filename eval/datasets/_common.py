@@ -10,10 +10,11 @@ Window rule (identical for every dataset; only the data decides where it is clip
 Let ``t0`` be a case's fault start, ``t_next`` the next fault start and ``t_prev`` the previous
 fault start on the same dataset timeline. All windows are half-open ``[start, end)``.
 
-* alert window    = ``[t0, min(t0 + ALERT_SPAN_S, t_next, data_end))``.
-  It never reaches the next fault. ALERT_SPAN_S (10 min) is long enough to contain the
-  alert in every case (ChangeRCA detects up to 8.3 min after the first release) and is
-  clipped anyway by Nezha's ~8 min fault spacing and RCD's ~5 min anomalous recordings.
+* alert window    = ``[t0, min(t0 + ALERT_SPAN_S, t_next, data_end))``: where this
+  incident's alert may fire (the replay looks for it there, `eval/alerting.py`). It never
+  reaches the next fault. ALERT_SPAN_S (30 min) only bounds a recording that goes on long
+  after its last fault; Nezha's ~8 min fault spacing, ChangeRCA's ~22 min experiments and
+  RCD's ~5 min anomalous recordings end it sooner.
 * baseline window = ``[max(t0 - BASELINE_SPAN_S, t_prev + PREV_GUARD_S, data_start), t0)``,
   i.e. the last 20 min of fault-free data before the fault, skipping the first
   PREV_GUARD_S (5 min) after the previous fault, which is where its effect lives (in Nezha
@@ -41,7 +42,7 @@ import numpy as np
 
 from .model import USER, DatasetError, MetricSeries, series
 
-ALERT_SPAN_S = 600.0
+ALERT_SPAN_S = 1800.0
 BASELINE_SPAN_S = 1200.0
 PREV_GUARD_S = 300.0
 MIN_BASELINE_S = 120.0

@@ -94,14 +94,18 @@ class PrometheusMetrics:
     def close(self) -> None:
         self.client.close()
 
-    def callers(self, service: str) -> list[str]:
-        """The services Tempo has seen calling `service` (any time in retention)."""
+    def callers(self, service: str, start: float, end: float) -> list[str]:
+        """The services Tempo saw calling `service` between start and end."""
         selector = render(TEMPLATES.load("callers"), self.names, service)
-        return sorted({s["client"] for s in self.client.series(selector) if s.get("client")})
+        found = self.client.series(selector, start, end)
+        return sorted({s["client"] for s in found if s.get("client")})
 
-    def kinds(self, service: str) -> Sequence[str]:
-        """Every kind that may hold data for `service`; one without data yields no points."""
-        edges = [f"{g}/{EDGE_PREFIX}{c}" for c in self.callers(service) for g in EDGE_KINDS]
+    def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
+        """Every built-in or configured kind, and the edges from the callers seen between
+        start and end; a kind without data yields no points."""
+        edges = [
+            f"{g}/{EDGE_PREFIX}{c}" for c in self.callers(service, start, end) for g in EDGE_KINDS
+        ]
         return [*self.templates, *edges]
 
     def _promql(self, service: str, kind: str) -> str | None:

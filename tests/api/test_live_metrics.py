@@ -107,3 +107,41 @@ def test_serve_ranks_with_live_metrics(
     assert with_metrics[0] == "payment", with_metrics
     assert without.index("payment") > 0, without
     assert without[0] == "cart", without
+
+
+def test_cli_and_mcp_rank_with_live_metrics(
+    prometheus_url: str, settings: Settings, store: GraphStore, tmp_path: Path
+) -> None:
+    """`PROMETHEUS_URL=... stackgraph investigate` and the MCP `investigate` tool probe the
+    same Prometheus the API does."""
+    import asyncio
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from mcp import Client
+
+    from stackgraph.mcp_server import build_server
+
+    _world(settings, store, prometheus_url, tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
+    env |= {"PROMETHEUS_URL": prometheus_url, "STACKGRAPH_GRAPH": settings.graph,
+            "STACKGRAPH_FALKORDB_URL": str(settings.falkordb_url),
+            "STACKGRAPH_DATA_DIR": str(tmp_path / "cli")}  # fmt: skip
+    cli = subprocess.run(
+        [sys.executable, "-m", "stackgraph", "investigate", "--service", "frontend", "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    plan = json.loads(cli.stdout)
+    assert plan["candidates"][0]["service"] == "payment", plan["candidates"][:3]
+    assert not any("no metrics source" in n for n in plan["notes"])
+
+    async def via_mcp() -> list[str]:
+        live = settings.model_copy(update={"prometheus_url": prometheus_url})
+        async with Client(build_server(live)) as client:
+            res = await client.call_tool("investigate", {"labels": {"service": "frontend"}})
+        return [c["service"] for c in res.structured_content["candidates"]]
+
+    assert asyncio.run(via_mcp())[0] == "payment"

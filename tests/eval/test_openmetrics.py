@@ -11,6 +11,7 @@ import math
 import random
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from stackgraph.eval.datasets.model import (
 )
 from stackgraph.eval.openmetrics import (
     BUCKETS,
+    MARGIN_S,
     WriteStats,
     p95_fractions,
     place,
@@ -33,6 +35,7 @@ from stackgraph.eval.openmetrics import (
     shifted,
     write_openmetrics,
 )
+from stackgraph.eval.promserver import split_by_block
 from stackgraph.promql import PromQLNames, render
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z, a multiple of 15 s
@@ -430,44 +433,25 @@ def test_shifted_moves_every_time() -> None:
     assert shifted(c, 0.0) is c
 
 
-def test_separate_recordings_apart_in_time_stay_where_they_are() -> None:
-    a = case("a", [series("api", "cpu", minutes(40), np.ones(40))])
-    b = case("b", [series("api", "cpu", minutes(40, T0 + DAY), np.ones(40))], start=T0 + DAY,
-             inject=T0 + DAY + 1200, end=T0 + DAY + 2400)  # fmt: skip
-    placed = place([a, b])
-    assert placed[0] is a and placed[1] is b
-
-
-def test_overlapping_recordings_are_moved_by_whole_days() -> None:
+def test_recordings_are_laid_end_to_end() -> None:
     a = case("a", [series("api", "cpu", minutes(40), np.ones(40))])
     b1 = case("b1", [series("api", "cpu", minutes(20, T0 + 600), np.ones(20))], timeline="b",
               start=T0 + 600, inject=T0 + 1200, end=T0 + 1500)  # fmt: skip
     b2 = case("b2", [], timeline="b", start=T0 + 1500, inject=T0 + 1800, end=T0 + 5000)
-    c = case("c", [series("web", "cpu", minutes(10, T0 - 7200), np.ones(10))],
-             start=T0 - 7200, inject=T0 - 7000, end=T0 - 6600)  # fmt: skip
-    placed = place([b1, a, b2, c])
-    assert [p.case_id for p in placed] == ["b1", "a", "b2", "c"]
-    # sorted by start: c (kept), a (more than 1 h after c: kept), b (overlaps a: moved)
-    assert placed[3] is c and placed[1] is a
-    assert placed[0].inject_time - b1.inject_time == DAY
-    assert placed[2].inject_time - b2.inject_time == DAY  # one timeline moves as one
-    a_end = float(a.metrics[0].times[-1])
-    assert placed[0].baseline_window[0] >= max(a_end, a.alert_window[1]) + 3600
-
-
-def test_a_recording_closer_than_an_hour_is_moved() -> None:
-    a = case("a", [], start=T0, inject=T0 + 100, end=T0 + 1000)
-    b = case("b", [], start=T0 + 1000 + 1800, inject=T0 + 3000, end=T0 + 4000)
-    placed = place([a, b])
-    assert placed[0] is a and placed[1].inject_time == b.inject_time + DAY
-
-
-def test_many_overlapping_recordings_each_get_a_day_of_their_own() -> None:
-    cases = [case(f"c{i}", [series("api", "cpu", minutes(40), np.ones(40))]) for i in range(4)]
-    placed = place(cases)
-    assert [p.inject_time - c.inject_time for p, c in zip(placed, cases, strict=True)] == [
-        0.0, DAY, 2 * DAY, 3 * DAY,
-    ]  # fmt: skip
+    later = T0 + 30 * DAY
+    far = case("far", [series("web", "cpu", minutes(10, later), np.ones(10))],
+               start=later, inject=later + 200, end=later + 600)  # fmt: skip
+    placed = place([b1, a, b2, far])
+    assert [p.case_id for p in placed] == ["b1", "a", "b2", "far"]
+    assert placed[1] is a  # the first recording stays
+    a_end = max(float(a.metrics[0].times[-1]), a.alert_window[1])
+    moved = placed[0].inject_time - b1.inject_time
+    assert placed[2].inject_time - b2.inject_time == moved  # one timeline moves as one
+    assert moved % 60 == 0
+    assert a_end + MARGIN_S <= placed[0].baseline_window[0] < a_end + MARGIN_S + 60
+    b_end = b2.alert_window[1] + moved
+    assert b_end + MARGIN_S <= placed[3].baseline_window[0] < b_end + MARGIN_S + 60  # earlier
+    assert place([a]) == [a]
 
 
 # --- merging cases of one recording -----------------------------------------------------------
@@ -487,9 +471,34 @@ def test_cases_of_one_timeline_share_their_series() -> None:
 
 def test_separate_timelines_are_one_series_each_resampled_alone() -> None:
     fine = case("fine", [series("api", "memory", T0 + np.arange(1.0, 31.0), np.ones(30))])
-    coarse = case("coarse", [series("api", "memory", minutes(2, T0 + DAY), np.full(2, 2.0))])
+    coarse = case("coarse", [series("api", "memory", minutes(2, T0 + DAY), np.full(2, 2.0))],
+                  start=T0 + DAY - 60, inject=T0 + DAY, end=T0 + DAY + 60)  # fmt: skip
     _, samples = parse(write([fine, coarse])[0])
     memory = only(samples, "container_memory_working_set_bytes")
     assert [(t - T0, v) for t, v in memory] == [(15, 1.0), (30, 1.0)] + [
         (DAY + d, 2.0) for d in range(-45, 61, 15)
     ]
+
+
+def test_a_file_is_split_into_one_file_per_two_hour_block(tmp_path: Path) -> None:
+    long = case("long", [series("api", "cpu", minutes(300), np.ones(300)),
+                         series("api", "memory", minutes(300), np.ones(300))])  # fmt: skip
+    text, _ = write([long])
+    whole = tmp_path / "all.om"
+    whole.write_text(text, encoding="utf-8")
+    parts = split_by_block(whole, tmp_path / "parts")
+    every = parse(text)[1]
+    assert len(parts) == len({int(t // 7200) for pts in every.values() for t, _ in pts}) >= 3
+    samples = 0
+    for part in parts:
+        lines = part.read_text(encoding="utf-8").splitlines()
+        assert lines[-1] == "# EOF"
+        families, got = parse(part.read_text(encoding="utf-8"))
+        assert set(families) == {
+            "container_cpu_usage_seconds",
+            "container_memory_working_set_bytes",
+        }
+        block = {int(t // 7200) for series_ in got.values() for t, _ in series_}
+        assert len(block) == 1
+        samples += sum(len(v) for v in got.values())
+    assert samples == sum(len(v) for v in every.values())

@@ -34,7 +34,7 @@ class Points:
     def __init__(self, data: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
         self.data = data
 
-    def kinds(self, service: str) -> Sequence[str]:
+    def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
         return sorted(k for s, k in self.data if s == service)
 
     def points(

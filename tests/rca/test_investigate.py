@@ -42,7 +42,7 @@ class Series:
         self.alert = alert
         self.fail = fail
 
-    def kinds(self, service: str) -> Sequence[str]:
+    def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
         if self.fail:
             raise ConnectionError("prometheus is down")
         return ["latency/p95", "cpu"]
