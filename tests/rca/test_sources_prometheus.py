@@ -113,7 +113,11 @@ def flat(value: float, rel: float = 1e-9) -> object:
 
 
 def test_kinds_are_the_built_ins_plus_one_pair_per_caller(metrics: PrometheusMetrics) -> None:
-    assert set(metrics.kinds("api", *AFTER)) == {*BUILTIN_KINDS, "latency/from:web", "errors/from:web"}
+    assert set(metrics.kinds("api", *AFTER)) == {
+        *BUILTIN_KINDS,
+        "latency/from:web",
+        "errors/from:web",
+    }
     assert metrics.callers("web", *AFTER) == [USER]
     assert metrics.callers("db", *AFTER) == ["api"]
     assert set(metrics.kinds("cart", *AFTER)) == set(BUILTIN_KINDS)
