@@ -9,7 +9,8 @@ service-graph series; the names are those `stackgraph.rca.sources` queries:
     memory (bytes)          container_memory_working_set_bytes{namespace,pod,container}
     network_rx/tx (B/s)     container_network_{receive,transmit}_bytes_total{...,interface}  += v*15
     restarts (cumulative)   kube_pod_container_status_restarts_total{namespace,pod,container}
-    requests (req/s)        <requests>{client,server}          += v*15 (1 req/s if absent)
+    requests (req/s)        <requests>{client,server}          += v*15 (1 req/s if absent,
+                            also on a call edge of the case that has no series at all)
     errors (ratio)          <failed>{client,server}            += ratio * requests
     latency_server/_client  <server_seconds>/<client_seconds>_bucket{client,server,le}
 
@@ -37,6 +38,7 @@ import numpy.typing as npt
 from stackgraph.promql import PromQLNames
 
 from .datasets.model import EDGE_SIGNALS, POD_SIGNALS, Case, DatasetError, MetricSeries
+from .datasets.model import series as signal_series
 
 __all__ = [
     "BUCKETS",
@@ -210,10 +212,23 @@ _RATES = {"cpu", "network_rx", "network_tx"}
 """Pod signals stated per second and written as counters of v * STEP_S per tick."""
 
 
+def _traffic(case: Case) -> list[MetricSeries]:
+    """1 req/s on each call edge the case names but has no series of, over the times its
+    other series cover: the edge carried calls, so Tempo would have seen it."""
+    measured = {(m.client, m.service) for m in case.metrics if m.client is not None}
+    quiet = [e for e in case.call_edges if (e.client, e.server) not in measured]
+    if not quiet or not case.metrics:
+        return []
+    times = np.unique(np.concatenate([m.times for m in case.metrics]))
+    return [
+        signal_series(e.server, "requests", times, np.ones(times.size), e.client) for e in quiet
+    ]
+
+
 def _merged(cases: Iterable[Case]) -> dict[_Key, _Resampled]:
     by_timeline: dict[_Key, dict[str, list[MetricSeries]]] = {}
     for case in cases:
-        for m in case.metrics:
+        for m in (*case.metrics, *_traffic(case)):
             if m.name in POD_SIGNALS:
                 if m.client is not None:
                     raise DatasetError(f"{case.case_id}: pod signal {m.name!r} with a client")

@@ -7,7 +7,8 @@ in a graph key of its own:
     infra lane      the dataset's Kubernetes manifests
     change lane     its releases, as a Flux HelmRelease status dump
     telemetry lane  Tempo's service graph from Prometheus, as the CronJob would have run it
-                    every `LANE_EVERY_S` through the baseline up to the alert
+                    every `LANE_EVERY_S` while the case was recorded (its baseline, then
+                    from the fault to the alert; not in a gap between two recordings)
     alert           fired where the symptom's own series say (`alerting.detect_alert`)
     investigate     `Planner` with `PrometheusMetrics`: the code the API runs
 
@@ -149,8 +150,13 @@ class Replayer:
             dump = write_yaml(folder / "flux" / "helmreleases.yaml", helm_releases(released))
             failures += run_lanes(graph, settings, "change", manifests=dump.parent,
                                   clock=clock(start), who="eval")[1]  # fmt: skip
-        ticks = np.arange(at, start + LANE_EVERY_S - 1e-9, -LANE_EVERY_S)[::-1]
-        for tick in ticks if ticks.size else np.array([at]):
+        recorded = (case.baseline_window, (case.inject_time, at))
+        ticks = [
+            float(t)
+            for t in np.arange(at, start + LANE_EVERY_S - 1e-9, -LANE_EVERY_S)[::-1]
+            if any(t - LANE_EVERY_S < end and t > begin for begin, end in recorded)
+        ]
+        for tick in ticks or [at]:
             failures += run_lanes(graph, settings, "telemetry", options={"at": float(tick)},
                                   clock=clock(float(tick)), who="eval")[1]  # fmt: skip
         return [f"lane failed: {exc}" for exc in failures]

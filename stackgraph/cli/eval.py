@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -50,6 +51,8 @@ def eval_cmd(
     if dataset is None:
         raise typer.BadParameter("give --dataset NAME (or the `memory` subcommand)")
     settings = state_of(ctx).settings()
+    # SIGTERM unwinds like Ctrl-C, so the Prometheus the replay started is stopped too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     with open_store(settings) as store, _progress() as bar:
         task = bar.add_task(f"replay {dataset}", total=None)
 

@@ -11,6 +11,7 @@ import math
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 
 from stackgraph.eval.datasets.model import (
     USER,
+    CallEdge,
     Case,
     ChangeEvent,
     DatasetError,
@@ -502,3 +504,16 @@ def test_a_file_is_split_into_one_file_per_two_hour_block(tmp_path: Path) -> Non
         assert len(block) == 1
         samples += sum(len(v) for v in got.values())
     assert samples == sum(len(v) for v in every.values())
+
+
+def test_a_call_edge_without_series_still_carries_traffic() -> None:
+    quiet = replace(
+        case("quiet", [series("web", "cpu", minutes(3), np.ones(3))]),
+        call_edges=(CallEdge("web", "api"),),
+    )
+    _, samples = parse(write([quiet])[0])
+    calls = only(samples, PromQLNames().requests, client="web", server="api")
+    assert [t for t, _ in calls] == [
+        t for t, _ in only(samples, "container_cpu_usage_seconds_total")
+    ]
+    assert increments(calls) == [15.0] * len(calls)  # 1 req/s

@@ -214,6 +214,26 @@ def test_failing_metrics_source_gives_a_partial_plan(store: GraphStore) -> None:
     assert any("probe" in n and "prometheus is down" in n for n in plan.notes)
 
 
+def test_an_unreachable_metrics_source_is_asked_once(store: GraphStore) -> None:
+    from stackgraph.errors import SourceUnavailable
+
+    class Down(Series):
+        asked = 0
+
+        def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
+            Down.asked += 1
+            raise SourceUnavailable("Prometheus at http://p:9090 is unreachable")
+
+    build(store, shop())
+    plan = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600,
+                       metrics=Down({}))  # fmt: skip
+    assert Down.asked == 1 and names(plan)[0] == "payment"
+    assert [n for n in plan.notes if "unreachable" in n] == [
+        "metrics source unavailable, 5 candidate(s) not probed: "
+        "Prometheus at http://p:9090 is unreachable"
+    ]
+
+
 def test_unreachable_store_fails_open(tmp_path: Path) -> None:
     server = EmbeddedFalkorDB(tmp_path / "gone")
     endpoint = server.start()
