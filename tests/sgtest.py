@@ -15,6 +15,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# Read at import time: the root conftest's autouse fixture clears STACKGRAPH_* for each test.
+DATASETS = Path(os.environ.get("STACKGRAPH_DATASETS") or REPO.parent / "shared" / "datasets")
+"""The shared labelled datasets: ``$STACKGRAPH_DATASETS`` or ``<repo>/../shared/datasets``."""
 
 
 def require(condition: bool, what: str) -> None:
@@ -24,6 +27,16 @@ def require(condition: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is required in CI (make test installs it)")
     pytest.skip(f"{what} is not available")
+
+
+def dataset_folder(name: str) -> Path:
+    """A shared dataset's folder; skip when absent, unless CI=true (then fail)."""
+    folder = DATASETS / name
+    if not folder.is_dir():
+        if IN_CI:
+            pytest.fail(f"dataset folder {folder} missing (CI=true)")
+        pytest.skip(f"dataset folder {folder} not present")
+    return folder
 
 
 RawAnswer = Callable[[str], tuple[int, Any]]

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
+from sgtest import dataset_folder
 
 from stackgraph.eval.datasets import DEFAULT_DIRS, Case, load_cases
 
 _CACHE: dict[str, list[Case]] = {}
-# Read at import time: the root conftest's autouse fixture clears STACKGRAPH_* for each test.
-_ENV_ROOT = os.environ.get("STACKGRAPH_DATASETS")
-_IN_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def datasets_root() -> Path:
-    """``$STACKGRAPH_DATASETS`` or ``<repo>/../shared/datasets``."""
-    if _ENV_ROOT:
-        return Path(_ENV_ROOT)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 
 @pytest.fixture(scope="session")
@@ -32,10 +21,5 @@ def load_dataset() -> Callable[[str], list[Case]]:
 def _load_or_skip(name: str) -> list[Case]:
     """Cases of a real dataset; skip if absent, unless CI=true (then fail)."""
     if name not in _CACHE:
-        folder = datasets_root() / DEFAULT_DIRS[name]
-        if not folder.is_dir():
-            if _IN_CI:
-                pytest.fail(f"dataset folder {folder} missing (CI=true)")
-            pytest.skip(f"dataset folder {folder} not present")
-        _CACHE[name] = load_cases(name, folder)
+        _CACHE[name] = load_cases(name, dataset_folder(DEFAULT_DIRS[name]))
     return _CACHE[name]

@@ -1,0 +1,35 @@
+"""The accuracy floor, through the product path: each shared dataset replayed as
+`stackgraph eval` runs it (a real Prometheus, the lanes, data-timed alerts, `Planner`), and
+StackGraph's AC@1 must not fall more than 3 points below what was measured when the one
+path landed (EVAL.md). Whole datasets: each runs within a few minutes on two cores."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from sgtest import dataset_folder, require
+
+from stackgraph.config import Settings
+from stackgraph.eval.datasets import DEFAULT_DIRS
+from stackgraph.eval.harness import evaluate
+from stackgraph.store import GraphStore
+
+MEASURED_AC1 = {
+    "nezha": 0.0,
+    "changerca": 0.0,
+    "rcd-sockshop": 0.0,
+    "seeded": 0.0,
+}
+"""StackGraph's AC@1 through the product path when it landed (EVAL.md, one full run)."""
+SLACK = 0.03
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED_AC1))
+def test_product_path_accuracy_floor(name: str, settings: Settings, store: GraphStore) -> None:
+    require(all(shutil.which(b) for b in ("prometheus", "promtool")), "Debian prometheus")
+    folder = dataset_folder(DEFAULT_DIRS[name]) if name in DEFAULT_DIRS else None
+    card = evaluate(name, folder, store, settings=settings)
+    assert card["skipped"] == [] and card["fail_open"] == []
+    ac1 = card["methods"]["stackgraph"]["ac1"]
+    assert ac1 >= MEASURED_AC1[name] - SLACK, (name, ac1, card["methods"])
