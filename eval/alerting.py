@@ -8,7 +8,8 @@ sees what the investigation sees. The labelled fault start only bounds the searc
 incident's alert cannot fire before its fault) and the next fault ends it.
 
 Where the symptom has no such series, or none leaves the band before the next fault, the
-alert fires FALLBACK_DELAY_S after the fault start instead; the scorecard counts both.
+alert is the one the experiment itself recorded, if the dataset kept it (ChangeRCA does);
+failing that it fires FALLBACK_DELAY_S after the fault start. The scorecard counts each.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ class AlertTime:
 
     fired_at: float
     how: str
-    """"detected" | "no signal" (the symptom has no error/latency series) | "in band"
-    (it has, but none left the band before the next fault)."""
+    """"detected" | "recorded" (the dataset's own alert; the symptom's series showed
+    nothing) | "no signal" (no error/latency series, fixed delay) | "in band" (they stayed
+    in band until the next fault, fixed delay)."""
     signal: str | None = None
     first_out: float | None = None
 
@@ -72,8 +74,10 @@ def detect_alert(
     fault_start: float,
     horizon: float,
     baseline: tuple[float, float],
+    recorded: float | None = None,
 ) -> AlertTime:
-    """The earliest firing over SYMPTOM_KINDS between `fault_start` and `horizon`."""
+    """The earliest firing over SYMPTOM_KINDS between `fault_start` and `horizon`; else the
+    `recorded` alert; else the fixed delay."""
     fallback = min(fault_start + FALLBACK_DELAY_S, horizon)
     kinds = [k for k in source.kinds(service, baseline[0], horizon) if k in SYMPTOM_KINDS]
     best: AlertTime | None = None
@@ -89,4 +93,6 @@ def detect_alert(
             best = AlertTime(found[1], "detected", kind, found[0])
     if best is not None:
         return best
+    if recorded is not None and fault_start <= recorded < horizon:
+        return AlertTime(recorded, "recorded")
     return AlertTime(fallback, "in band" if seen else "no signal")

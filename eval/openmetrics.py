@@ -88,6 +88,7 @@ def shifted(case: Case, dt: float) -> Case:
         baseline_window=(case.baseline_window[0] + dt, case.baseline_window[1] + dt),
         metrics=tuple(replace(m, times=m.times + dt) for m in case.metrics),
         changes=tuple(replace(c, at=c.at + dt) for c in case.changes),
+        recorded_alert=None if case.recorded_alert is None else case.recorded_alert + dt,
     )
 
 

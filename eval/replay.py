@@ -168,7 +168,8 @@ class Replayer:
         try:
             t = time.perf_counter()
             fired = detect_alert(self.metrics, case.symptom_service, case.inject_time,
-                                 case.alert_window[1], case.baseline_window)  # fmt: skip
+                                 case.alert_window[1], case.baseline_window,
+                                 case.recorded_alert)  # fmt: skip
             seconds["alert"] = time.perf_counter() - t
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:

@@ -60,6 +60,7 @@ def _alerts(results: Sequence[CaseResult]) -> dict[str, Any]:
     delays = sorted(r.alert.fired_at - r.case.inject_time for r in timed if r.alert is not None)
     return {
         "detected": how.get("detected", 0),
+        "recorded": how.get("recorded", 0),
         "no_signal": how.get("no signal", 0),
         "in_band": how.get("in band", 0),
         "fallback_delay_s": FALLBACK_DELAY_S,
@@ -152,10 +153,11 @@ def markdown(card: Mapping[str, Any]) -> str:
     a = card["alerts"]
     lines += [
         "",
-        f"Alerts: {a['detected']} detected on the symptom's own series (median "
-        f"{a['median_delay_s']} s after the fault start); fixed {a['fallback_delay_s']:.0f} s "
-        f"delay for {a['no_signal']} without a symptom series and {a['in_band']} whose "
-        "series stayed in band.",
+        f"Alerts (median {a['median_delay_s']} s after the fault start): {a['detected']} "
+        f"detected on the symptom's own series, {a['recorded']} the dataset's recorded alert "
+        f"where they showed nothing; a fixed {a['fallback_delay_s']:.0f} s delay for "
+        f"{a['no_signal']} without a symptom series and {a['in_band']} whose series stayed "
+        "in band.",
         f"Fail-open plans: {len(card['fail_open'])}"
         + "".join(f"\n- {f['case_id']}: {f['reason']}" for f in card["fail_open"]),
     ]

@@ -7,8 +7,10 @@ Layout read: ``data/<date>/<date>_<n>/`` with ``<date>_<n>.json`` (label + relea
 * Fault start: the **first release of any service** in the case (``min(plan[*].release_time)``).
   The defective release itself is not used: its time is the label in disguise, and
   ``changes`` lists every release, so using it would let a method read the answer off
-  "which change is at inject_time". All releases start within ~4 min of the first one and
-  the recorded alert (``detect_time``) is 0.2-8.3 min after it, inside the 10 min alert window.
+  "which change is at inject_time". All releases start within ~4 min of the first one.
+* ``recorded_alert``: ``detect_timestamp``, when the experiment's alerting fired (0.2-8.3 min
+  after the first release). The frontend's own series rarely leave their band, so the
+  replay falls back on it where its detector finds nothing (`eval/alerting.py`).
 * Windows: the shared rule in ``_common`` (cases are separate ~40 min experiments, so the
   baseline is the 20 min of pre-release data and the alert window is 10 min).
   ``timeline`` = the case id: every experiment is its own recording.
@@ -50,6 +52,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -185,6 +188,14 @@ def _signals(
     return out
 
 
+def _recorded_alert(label: dict[str, Any], start: float, end: float) -> float | None:
+    """The experiment's own alert time, if it lies in the case's alert window."""
+    at = label.get("detect_timestamp")
+    if not isinstance(at, int | float) or not start <= float(at) < end:
+        return None
+    return float(at)
+
+
 def load(path: Path) -> list[Case]:
     """Load every ChangeRCA case under ``path`` (the ``changerca-ob`` dataset folder)."""
     dirs = _case_dirs(Path(path))
@@ -236,6 +247,7 @@ def load(path: Path) -> list[Case]:
                 changes=changes,
                 manifests="online-boutique",
                 timeline=d.name,
+                recorded_alert=_recorded_alert(lab, t0, aw[1]),
             )
         )
     return cases

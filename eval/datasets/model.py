@@ -132,3 +132,6 @@ class Case:
     different timelines are separate recordings (the replay keeps them apart in time)."""
     criticality: Mapping[str, str] = field(default_factory=dict)
     """Catalog criticality per service, where the dataset states one."""
+    recorded_alert: float | None = None
+    """When the experiment's own alerting fired (epoch s), where the dataset recorded it:
+    the replay's alert time when the symptom's series show nothing it can detect."""

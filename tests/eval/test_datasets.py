@@ -215,3 +215,12 @@ def test_wrong_folder_raises(tmp_path: Path) -> None:
         load_cases("nezha", tmp_path / "nope")
     with pytest.raises(DatasetError, match="unknown dataset"):
         load_cases("nope", tmp_path)
+
+
+def test_changerca_keeps_each_experiments_own_alert(
+    load_dataset: Callable[[str], list[Case]],
+) -> None:
+    for c in load_dataset("changerca"):
+        assert c.recorded_alert is not None
+        assert c.inject_time <= c.recorded_alert < c.alert_window[1]
+    assert all(c.recorded_alert is None for c in load_dataset("nezha"))

@@ -158,3 +158,13 @@ def test_scorecard_metrics() -> None:
     assert m["ac1"] == pytest.approx(1 / 3, abs=1e-3)
     assert m["ac3"] == pytest.approx(2 / 3, abs=1e-3)
     assert m["mrr"] == pytest.approx((1 + 0.5) / 3, abs=1e-3)
+
+
+def test_the_recorded_alert_stands_in_where_the_symptom_shows_nothing() -> None:
+    quiet = Points({("web", "latency"): flat_then(0.01, 0)})
+    assert detect_alert(quiet, "web", T0, T0 + 600, BASELINE, recorded=T0 + 200) == AlertTime(
+        T0 + 200, "recorded"
+    )
+    assert detect_alert(quiet, "web", T0, T0 + 600, BASELINE, recorded=T0 + 900).how == "in band"
+    loud = Points({("web", "errors"): flat_then(0.2, T0 + 45)})
+    assert detect_alert(loud, "web", T0, T0 + 600, BASELINE, recorded=T0 + 200).how == "detected"
