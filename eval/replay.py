@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from stackgraph.config import Settings
-from stackgraph.ingest import run_lanes
+from stackgraph.ingest import GraphIngestor, run_lanes
 from stackgraph.rca import Alert, Plan, Planner
 from stackgraph.rca.model import EDGE_PREFIX, MetricsSource
 from stackgraph.rca.sources import PrometheusMetrics
@@ -182,8 +182,8 @@ class Replayer:
             seconds["investigate"] = time.perf_counter() - t
         finally:
             if not self.keep_graphs:
-                graph.delete()
-                self.store.conn.delete(f"stackgraph:{key}:writer-lease")
+                with GraphIngestor(graph, who="eval") as writer:
+                    writer.drop_graph()
         t = time.perf_counter()
         observed = observe(self.metrics, case, plan, fired.fired_at)
         seconds["observe"] = time.perf_counter() - t

@@ -3,11 +3,14 @@
 They run on a held `GraphIngestor` (its lease, its store) so the single-writer rule holds
 for what `write(batch)` cannot express: `vecf32` properties, the vector index whose
 dimension is pinned at creation, and closing an episode version on the transaction axis.
+Like `write(batch)`, they validate against the schema first (the episode's natural key,
+the model name, the clock) and refuse the whole call, naming the field, before writing.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from typing import Any
 
 from stackgraph import cypher
 from stackgraph.errors import ConfigError, InputError
+from stackgraph.schema import NodeRef, check_ref, check_value
 
 from .writer import GraphIngestor
 
@@ -63,12 +67,12 @@ def ensure_vector_index(
 ) -> None:
     """Create the HNSW index pinned to `dim` if absent (refuse a mismatch), then wait until
     it is OPERATIONAL: until then queryNodes fails with a misleading error."""
-    writer._check_lease()
-    if dim <= 0:
+    writer.check_lease()
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
         raise ConfigError(f"embedding dimension must be positive, got {dim}")
     info = check_dimension(writer.store, dim, embedder_name)
     if info is None:
-        writer.store.write(cypher.load("memory_vector_index_create"), {"dim": int(dim)})
+        writer._write(cypher.load("memory_vector_index_create"), {"dim": int(dim)})
     deadline = time.monotonic() + wait_s
     while True:
         info = vector_index(writer.store)
@@ -92,6 +96,28 @@ def check_vector(where: str, vector: Sequence[float] | Any, dim: int) -> list[fl
     return values
 
 
+def _episode(fingerprint: str, version: Any) -> dict[str, Any]:
+    """The episode's natural key, refused (InputError) unless the schema accepts it."""
+    ref = NodeRef("MemoryEpisode", {"incident_fingerprint": fingerprint, "version": version})
+    try:  # a float 1.0 would not match the stored integer key
+        if isinstance(version, bool):
+            raise TypeError
+        number = operator.index(version)
+    except TypeError:
+        raise InputError(f"{ref}: version must be an integer, got {version!r}") from None
+    key = {"incident_fingerprint": fingerprint, "version": number}
+    problems = check_ref(NodeRef("MemoryEpisode", key), str(ref), "memory", "key")
+    if problems:
+        raise InputError("; ".join(str(p) for p in problems))
+    return key
+
+
+def _scalar(where: str, value: Any) -> None:
+    problem = check_value(value)
+    if problem:
+        raise InputError(f"{where} {problem}")
+
+
 def write_vectors(
     writer: GraphIngestor,
     rows: Sequence[tuple[str, int, Sequence[float] | Any]],
@@ -101,23 +127,25 @@ def write_vectors(
 ) -> int:
     """Attach `(fingerprint, version, vector)` embeddings to episode versions; all rows are
     checked before any is written. Returns how many episodes were updated."""
-    checked = [
-        {"fp": fp, "version": int(v), "v": check_vector(f"MemoryEpisode {fp}#{v}", vec, dim)}
-        for fp, v, vec in rows
-    ]
+    _scalar("embedding model", model)
+    checked = []
+    for fp, v, vec in rows:
+        key = _episode(fp, v)
+        vector = check_vector(f"MemoryEpisode {fp}#{v}", vec, dim)
+        checked.append({"fp": fp, "version": key["version"], "v": vector})
     done = 0
     for start in range(0, len(checked), batch_size):
-        writer._check_lease()
+        writer.check_lease()
         chunk = checked[start : start + batch_size]
-        out = writer.store.write(cypher.load("memory_vectors_set"), {"rows": chunk, "model": model})
+        out = writer._write(cypher.load("memory_vectors_set"), {"rows": chunk, "model": model})
         done += int(out[0]["n"]) if out else 0
     return done
 
 
 def expire_episode(writer: GraphIngestor, fingerprint: str, version: int, now: float) -> bool:
     """Close version `version` of an incident (and its edges) at transaction time `now`."""
-    writer._check_lease()
-    out = writer.store.write(
-        cypher.load("memory_expire"), {"fp": fingerprint, "version": int(version), "now": now}
-    )
+    key = _episode(fingerprint, version)
+    _scalar("expiry time", float(now))
+    params = {"fp": fingerprint, "version": key["version"], "now": float(now)}
+    out = writer._write(cypher.load("memory_expire"), params)
     return bool(out and int(out[0]["n"]))

@@ -50,7 +50,7 @@ def run_lanes(
     with writer:
         for lane in chosen:
             inputs = LaneInputs(settings, catalog, manifests, repos, dict(options or {}),
-                                graph=store)  # fmt: skip
+                                graph=store.reader())  # fmt: skip
             try:
                 batch: RecordBatch = lane.collect(inputs)
             except (InputError, SourceUnavailable) as exc:

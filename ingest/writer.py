@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from stackgraph import cypher
-from stackgraph.errors import StackGraphError
 from stackgraph.schema import (
     EDGES,
     LABELS,
@@ -35,6 +34,7 @@ Clock = Callable[[], float]
 _T = TypeVar("_T")
 _R = TypeVar("_R", NodeRecord, EdgeRecord)
 Progress = Callable[[int], None]
+Rows = list[dict[str, Any]]
 
 
 @dataclass
@@ -210,9 +210,19 @@ class GraphIngestor:
     def __exit__(self, *exc: object) -> None:
         self.lease.release()
 
-    def _check_lease(self) -> None:
-        if self.lease.lost:
-            raise StackGraphError("the writer lease was lost (expired or taken over); stopping")
+    def check_lease(self) -> None:
+        """Raise LeaseLost unless this writer still safely holds its lease."""
+        self.lease.check()
+
+    def _write(self, query: cypher.Query, params: Mapping[str, Any] | None = None) -> Rows:
+        """The one place the writer sends a write: under its lease, checked first."""
+        return self.store.write(query, params, lease=self.lease)
+
+    def drop_graph(self) -> None:
+        """Delete this graph key (scratch graphs of benchmarks, evals, tests) under the lease;
+        the lease key goes when the writer's `with` block ends."""
+        self.store.drop(lease=self.lease)
+        self._schema_applied = False
 
     # -- schema -----------------------------------------------------------------------
 
@@ -229,17 +239,17 @@ class GraphIngestor:
 
     def apply_schema(self) -> list[str]:
         """Create missing range and full-text indexes; return what was created."""
-        self._check_lease()
+        self.check_lease()
         have = self.existing_indexes()
         created: list[str] = []
         for spec in LABELS.values():
             for prop in spec.keys:
                 if (spec.name, prop, "RANGE") not in have:
-                    self.store.write(cypher.render("index_range", label=spec.name, prop=prop))
+                    self._write(cypher.render("index_range", label=spec.name, prop=prop))
                     created.append(f"range {spec.name}.{prop}")
             for prop in spec.fulltext:
                 if (spec.name, prop, "FULLTEXT") not in have:
-                    self.store.write(cypher.render("index_fulltext", label=spec.name, prop=prop))
+                    self._write(cypher.render("index_fulltext", label=spec.name, prop=prop))
                     created.append(f"fulltext {spec.name}.{prop}")
         self._schema_applied = True
         return created
@@ -250,12 +260,12 @@ class GraphIngestor:
         self, *, source: str, cutoff: float, edge_type: str | None = None, label: str | None = None
     ) -> int:
         """Flip facts of `source` last seen before `cutoff` to Stale; returns how many."""
-        self._check_lease()
+        self.check_lease()
         params = {"source": source, "cutoff": float(cutoff), "now": float(self.clock())}
         if edge_type is not None:
-            rows = self.store.write(cypher.render_type("mark_stale_edges", edge_type), params)
+            rows = self._write(cypher.render_type("mark_stale_edges", edge_type), params)
         elif label is not None:
-            rows = self.store.write(cypher.render("mark_stale_nodes", label=label), params)
+            rows = self._write(cypher.render("mark_stale_nodes", label=label), params)
         else:
             raise ValueError("mark_stale needs edge_type or label")
         return int(rows[0]["n"]) if rows else 0
@@ -310,9 +320,9 @@ class GraphIngestor:
             if reference:
                 query = cypher.render("node_reference", label=label)
                 for chunk in _chunks(rows, self.batch_size):
-                    self._check_lease()
+                    self.check_lease()
                     light = [{k: v for k, v in r.items() if k not in ("p", "h")} for r in chunk]
-                    out = self.store.write(query, {"rows": light, "now": now})[0]
+                    out = self._write(query, {"rows": light, "now": now})[0]
                     created = int(out["created"] or 0)
                     counts.created += created
                     counts.unchanged += len(chunk) - created
@@ -325,14 +335,14 @@ class GraphIngestor:
             pending_q = cypher.render("node_pending", label=label, tag=hash_tag)
             merge_q = cypher.render("node_merge", label=label, tag=hash_tag)
             for chunk in _chunks(rows, self.batch_size):
-                self._check_lease()
+                self.check_lease()
                 rest: Sequence[dict[str, Any]] = chunk
                 if not fresh:
                     light = [{k: v for k, v in r.items() if k != "p"} for r in chunk]
                     rest = self._pending(touch_q, pending_q, light, now, chunk)
                 counts.unchanged += len(chunk) - len(rest)
                 if rest:
-                    out = self.store.write(merge_q, {"rows": rest, "now": now})[0]
+                    out = self._write(merge_q, {"rows": rest, "now": now})[0]
                     created = int(out["created"] or 0)
                     counts.created += created
                     counts.updated += int(out["written"]) - created
@@ -379,11 +389,11 @@ class GraphIngestor:
             merge_q = cypher.render("edge_merge", edge=edge, tag=hash_tag)
             ref_q = cypher.render("edge_reference", edge=edge)
             for start in range(0, len(entries), self.batch_size):
-                self._check_lease()
+                self.check_lease()
                 chunk = entries[start : start + self.batch_size]
                 if reference:
                     light = [{k: v for k, v in r.items() if k not in ("p", "h")} for r, _ in chunk]
-                    out = self.store.write(ref_q, {"rows": light, "now": now})[0]
+                    out = self._write(ref_q, {"rows": light, "now": now})[0]
                     written, created = int(out["written"]), int(out["created"] or 0)
                     counts.created += created
                     counts.unchanged += written - created
@@ -399,7 +409,7 @@ class GraphIngestor:
                 counts.unchanged += len(chunk) - len(rest)
                 if rest:
                     rows = [r for r, _ in rest]
-                    out = self.store.write(merge_q, {"rows": rows, "now": now})[0]
+                    out = self._write(merge_q, {"rows": rows, "now": now})[0]
                     written, created = int(out["written"]), int(out["created"] or 0)
                     counts.created += created
                     counts.updated += written - created
@@ -418,7 +428,7 @@ class GraphIngestor:
     ) -> list[_T]:
         """Touch the unchanged rows; return the chunk's entries phase 2 must write. The
         common re-ingest (everything unchanged) costs one query that returns one number."""
-        touched = int(self.store.write(touch_q, {"rows": light, "now": now})[0]["touched"])
+        touched = int(self._write(touch_q, {"rows": light, "now": now})[0]["touched"])
         if touched == len(light):
             return []
         found = self.store.read(pending_q, {"rows": light})

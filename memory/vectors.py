@@ -127,7 +127,7 @@ class QdrantVectors:
     def prepare(self, writer: GraphIngestor) -> None:
         from qdrant_client import models
 
-        writer._check_lease()
+        writer.check_lease()
         if not self.client.collection_exists(self.collection):
             # COSINE: Qdrant normalises on insert, so scores are cosine similarity
             self.client.create_collection(

@@ -11,11 +11,11 @@ import math
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from stackgraph import cypher
-from stackgraph.cypher import Query
 from stackgraph.errors import SourceUnavailable
+from stackgraph.store import GraphReader
 from stackgraph.timetravel import at_params
 
 from .anchor import anchor_names
@@ -35,14 +35,6 @@ from .model import Alert, MetricsSource
 
 MIN_HOPS, MAX_HOPS = 1, 4
 _MAX_PATHS_PER_NODE = 3
-
-
-class GraphReader(Protocol):
-    """The read-only port of the store the read path sees."""
-
-    def read(
-        self, query: Query, params: Mapping[str, Any] | None = None
-    ) -> list[dict[str, Any]]: ...
 
 
 Generator = Callable[[GraphReader, Request, Facts], Facts]

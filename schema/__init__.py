@@ -10,7 +10,7 @@ from .model import (
     Status,
 )
 from .records import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Rejection
-from .validate import validate_edge, validate_node
+from .validate import check_ref, check_value, validate_edge, validate_node
 from .vocabulary import (
     CRITICALITY,
     EDGES,
@@ -39,6 +39,8 @@ __all__ = [
     "Rejection",
     "Source",
     "Status",
+    "check_ref",
+    "check_value",
     "validate_edge",
     "validate_node",
 ]

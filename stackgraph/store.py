@@ -2,13 +2,17 @@
 
 Only query text from `stackgraph.cypher` is accepted, values always travel as parameters,
 and redis/FalkorDB errors are translated here into `StoreError`s that name the cause.
+
+Two ports: `GraphReader` (read-only: lanes, the read path) has no write method at all;
+writing (`write`, `drop`) takes the writer's lease, checked before every command, so only
+the single writer (`stackgraph.ingest.GraphIngestor`), while it holds the lease, writes.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 from falkordb import FalkorDB
@@ -76,12 +80,68 @@ def check(conn: redis.Redis, where: str) -> None:
         raise StoreUnavailable(f"the server at {where} has no FalkorDB (graph) module")
 
 
+class Lease(Protocol):
+    """What the store needs of the writer lease: a check that raises once it is lost."""
+
+    def check(self) -> None: ...
+
+
 def _rows(result: Any) -> list[dict[str, Any]]:
     columns = [h[1] if isinstance(h, list | tuple) else h for h in result.header]
     return [dict(zip(columns, row, strict=False)) for row in result.result_set]
 
 
-class GraphStore:
+class GraphReader:
+    """The read-only port on one graph key: read, and no way to write. Lanes get one
+    (`store.reader()`); the read path takes this type, which `GraphStore` extends.
+
+    inputs.graph.read(cypher.load("lane_service_names"))
+    """
+
+    def __init__(self, conn: redis.Redis, graph: str, where: str, timeout_ms: int = 30_000):
+        self._conn = conn
+        self.graph_name = graph
+        self.where = where
+        self.timeout_ms = timeout_ms
+        self._graph = FalkorDB(connection_pool=conn.connection_pool).select_graph(graph)
+
+    @contextlib.contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"lost FalkorDB at {self.where} during {what}: {exc}") from exc
+        except redis.ResponseError as exc:
+            raise StoreError(f"{what} failed on graph {self.graph_name!r}: {exc}") from exc
+
+    def exists(self) -> bool:
+        with self._translate("graph lookup"):
+            return bool(self._conn.exists(self.graph_name)) and (
+                self._conn.type(self.graph_name) == "graphdata"
+            )
+
+    def read(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read-only template; rows as dicts. An absent graph (or a key that is not a
+        graph) reads as empty. One round trip: the absence is FalkorDB's error, not a
+        separate lookup; a read that timed out or lost its connection is sent once more."""
+        text = params_header(params or {}) + query
+        with self._translate("read query"):
+            for attempt in range(READ_RETRIES + 1):
+                try:
+                    result = self._graph.ro_query(text, timeout=self.timeout_ms)
+                    break
+                except (redis.ConnectionError, redis.TimeoutError):
+                    if attempt == READ_RETRIES:
+                        raise
+                except redis.ResponseError as exc:
+                    message = str(exc)
+                    if message.endswith(_EMPTY_KEY) or message.startswith(_WRONG_TYPE):
+                        return []
+                    raise
+        return _rows(result)
+
+
+class GraphStore(GraphReader):
     """A connection to one graph key. Use `GraphStore.open(settings)` as a context manager."""
 
     def __init__(
@@ -92,13 +152,9 @@ class GraphStore:
         server: EmbeddedFalkorDB | None = None,
         timeout_ms: int = 30_000,
     ) -> None:
+        super().__init__(conn, graph, where, timeout_ms)
         self.conn = conn
-        self.graph_name = graph
-        self.where = where
         self.server = server
-        self.timeout_ms = timeout_ms
-        self._db = FalkorDB(connection_pool=conn.connection_pool)
-        self._graph = self._db.select_graph(graph)
 
     @classmethod
     def open(cls, settings: Settings, graph: str | None = None) -> GraphStore:
@@ -145,49 +201,22 @@ class GraphStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextlib.contextmanager
-    def _translate(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-            raise StoreUnavailable(f"lost FalkorDB at {self.where} during {what}: {exc}") from exc
-        except redis.ResponseError as exc:
-            raise StoreError(f"{what} failed on graph {self.graph_name!r}: {exc}") from exc
+    def reader(self) -> GraphReader:
+        """The read-only port on this graph (what lanes get)."""
+        return GraphReader(self.conn, self.graph_name, self.where, self.timeout_ms)
 
-    def exists(self) -> bool:
-        with self._translate("graph lookup"):
-            return bool(self.conn.exists(self.graph_name)) and (
-                self.conn.type(self.graph_name) == "graphdata"
-            )
-
-    def read(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run a read-only template; rows as dicts. An absent graph (or a key that is not a
-        graph) reads as empty. One round trip: the absence is FalkorDB's error, not a
-        separate lookup; a read that timed out or lost its connection is sent once more."""
-        text = params_header(params or {}) + query
-        with self._translate("read query"):
-            for attempt in range(READ_RETRIES + 1):
-                try:
-                    result = self._graph.ro_query(text, timeout=self.timeout_ms)
-                    break
-                except (redis.ConnectionError, redis.TimeoutError):
-                    if attempt == READ_RETRIES:
-                        raise
-                except redis.ResponseError as exc:
-                    message = str(exc)
-                    if message.endswith(_EMPTY_KEY) or message.startswith(_WRONG_TYPE):
-                        return []
-                    raise
-        return _rows(result)
-
-    def write(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run a write template. Only the single writer (`stackgraph.ingest`) calls this."""
+    def write(
+        self, query: Query, params: Mapping[str, Any] | None = None, *, lease: Lease
+    ) -> list[dict[str, Any]]:
+        """Run a write template while `lease` is held (the single writer's)."""
+        lease.check()
         with self._translate("write query"):
             result = self._graph.query(params_header(params or {}) + query, timeout=self.timeout_ms)
         return _rows(result)
 
-    def delete(self) -> None:
-        """Drop this graph key only; other keys on the server are untouched."""
+    def drop(self, *, lease: Lease) -> None:
+        """Drop this graph key only, while `lease` is held; other keys are untouched."""
+        lease.check()
         with self._translate("graph delete"):
             if self.exists():
                 self._graph.delete()

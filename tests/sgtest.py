@@ -71,3 +71,21 @@ def serve_http(answer: RawAnswer) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def drop(store: Any) -> None:
+    """Delete a test's graph key the product's way: through the writer, under its lease."""
+    from stackgraph.ingest import GraphIngestor
+
+    with GraphIngestor(store, who="test") as writer:
+        writer.drop_graph()
+
+
+@contextmanager
+def leased(store: Any) -> Iterator[Any]:
+    """The writer lease on `store`'s graph, for tests that send a raw write template."""
+    from stackgraph.ingest import WriterLease
+
+    with WriterLease(store.conn, store.graph_name, who="test") as lease:
+        yield lease
+

@@ -11,20 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
 from stackgraph.schema import RecordBatch
+from stackgraph.store import GraphReader
 
 if TYPE_CHECKING:
     from stackgraph.ingest.writer import GraphIngestor
-
-
-class GraphReader(Protocol):
-    """The read-only port a lane may use (watermarks, known names); never a writer."""
-
-    def read(self, query: Any, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -37,7 +32,8 @@ class LaneInputs:
     repos: tuple[Path, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     graph: GraphReader | None = None
-    """The graph as lanes before this one left it (read-only), when a store is open."""
+    """The graph as lanes before this one left it, when a store is open: the read-only
+    port, a type with no write method (watermarks, known names)."""
 
 
 AfterWrite = Callable[["GraphIngestor", LaneInputs], Mapping[str, int]]

@@ -109,7 +109,8 @@ def run(quick: bool = False) -> str:
                 reads.append((time.perf_counter() - t) * 1000)
                 sizes.append(len(plan.candidates))
                 assert plan.anchor == a, plan.reason
-            store.delete()
+            with GraphIngestor(store, who="bench") as writer:
+                writer.drop_graph()
     p50, p95 = _pct(inv, 50), _pct(inv, 95)
     r50, r95 = _pct(raw, 50), _pct(raw, 95)
     g50, g95 = _pct(reads, 50), _pct(reads, 95)

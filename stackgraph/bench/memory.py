@@ -44,6 +44,11 @@ def _time(fn: Callable[[int], object], n: int) -> list[float]:
     return out
 
 
+def _drop(store: GraphStore) -> None:
+    with GraphIngestor(store, who="bench-memory") as writer:
+        writer.drop_graph()
+
+
 def _load(store: GraphStore, memory: Memory, n: int, rng: np.random.Generator) -> float:
     incidents = load_incidents()
     t0 = time.perf_counter()
@@ -109,7 +114,7 @@ def run(quick: bool = False) -> str:
         with GraphStore.open(settings) as store:
             emb = offline_embedder()
             for n in sizes:
-                store.delete()
+                _drop(store)
                 vectors: VectorBackend = FalkorVectors(store, DIM, "bench-random-384")
                 memory = Memory(store, emb, vectors)
                 load_s = _load(store, memory, n, rng)
@@ -120,7 +125,7 @@ def run(quick: bool = False) -> str:
                 )
                 qdrant_url = os.environ.get("QDRANT_URL")
                 if qdrant_url:
-                    store.delete()
+                    _drop(store)
                     coll = f"bench_memory_{n}"
                     q = QdrantVectors.connect(qdrant_url, coll, DIM, "bench-random-384")
                     if q.client.collection_exists(coll):
@@ -130,7 +135,7 @@ def run(quick: bool = False) -> str:
                     rows.append(_row("Qdrant server", n, _measure(store, memory, queries, rng),
                                      load_s))  # fmt: skip
                     q.client.delete_collection(coll)
-            store.delete()
+            _drop(store)
             emb_ms = _time(lambda i: emb.embed([f"checkout pods OOMKilled again {i}"]), 20)
     lines = [
         "## Memory search",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from stackgraph.errors import LeaseHeldError, StackGraphError
+from stackgraph.errors import LeaseHeldError, LeaseLost, StackGraphError
 
 from . import code as code
 from . import core as core
@@ -18,15 +18,16 @@ from .app import app
 __all__ = ["EXIT_LEASE_HELD", "app", "main"]
 
 EXIT_LEASE_HELD = 75
-"""EX_TEMPFAIL: another writer holds the lease; retrying later will do (CronJobs rely on it)."""
+"""EX_TEMPFAIL: another writer holds the lease, or this writer lost it; retrying later will
+do (CronJobs rely on it)."""
 
 
 def main() -> None:
     """Entry point: StackGraph errors become one line on stderr and exit code 2
-    (75 when another writer holds the lease)."""
+    (75 when another writer holds the lease or this one lost it)."""
     try:
         app()
-    except LeaseHeldError as exc:
+    except (LeaseHeldError, LeaseLost) as exc:
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
         sys.exit(EXIT_LEASE_HELD)
     except StackGraphError as exc:

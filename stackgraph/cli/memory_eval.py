@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,17 +24,21 @@ def eval_memory(
     """Memory retrieval quality: recall@5 and MRR of hybrid vs vector / bm25 / graph.
     Runs in a scratch graph `<graph>_memory_eval`, deleted afterwards."""
     from stackgraph.eval.memory import run_memory_eval
-    from stackgraph.ingest import lease_key
+    from stackgraph.ingest import GraphIngestor
 
     settings = state_of(ctx).settings()
     scratch = settings.model_copy(update={"graph": f"{settings.graph}_memory_eval"})
+
+    def drop(store: Any) -> None:
+        with GraphIngestor(store, who="eval-memory") as writer:
+            writer.drop_graph()
+
     with open_store(scratch) as store:
-        store.delete()
+        drop(store)
         try:
             result = run_memory_eval(store, path=dataset)
         finally:
-            store.delete()
-            store.conn.delete(lease_key(scratch.graph))
+            drop(store)
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
         return

@@ -53,18 +53,18 @@ def test_batched_templates_store_payload_verbatim(store: GraphStore, payload: st
 def test_single_record_templates_store_payload_verbatim(store: GraphStore, payload: str) -> None:
     with GraphIngestor(store) as w:
         w.apply_schema()
-    store.write(
-        cypher.render("node_merge_one", label="Service", tag="Synthetic"),
-        {"k0": payload, "p": {"owner": payload}, "h": "x", "now": 1.0},
-    )
-    store.write(
-        cypher.render("node_merge_one", label="Service", tag="Synthetic"),
-        {"k0": "b", "p": {}, "h": "x", "now": 1.0},
-    )
-    store.write(
-        cypher.render("edge_merge_one", edge=("CALLS", "Service", "Service"), tag="Synthetic"),
-        {"s0": payload, "d0": "b", "p": {"note": payload}, "h": "x", "now": 1.0},
-    )
+        w._write(
+            cypher.render("node_merge_one", label="Service", tag="Synthetic"),
+            {"k0": payload, "p": {"owner": payload}, "h": "x", "now": 1.0},
+        )
+        w._write(
+            cypher.render("node_merge_one", label="Service", tag="Synthetic"),
+            {"k0": "b", "p": {}, "h": "x", "now": 1.0},
+        )
+        w._write(
+            cypher.render("edge_merge_one", edge=("CALLS", "Service", "Service"), tag="Synthetic"),
+            {"s0": payload, "d0": "b", "p": {"note": payload}, "h": "x", "now": 1.0},
+        )
     names = {p["name"]: p for p in _read_all(store)}
     assert names[payload]["owner"] == payload
     assert stats(store) == {"nodes": {"Service": 2}, "edges": {"CALLS": 1}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 import pytest
+from sgtest import leased
 
 from stackgraph.params import header
 from stackgraph.schema import NodeRecord, validate_node
@@ -39,7 +40,9 @@ def test_values_round_trip(store: GraphStore, value: str) -> None:
     q = cypher.load("stats_nodes")  # any read: the header is parsed before the query
     assert store.read(q, {"v": value}) == []
     numbers = [0.1, 1e-7, 1e20, -3.0, 2.0**40]
-    store.write(cypher.Query("CREATE (:T {v: $v, n: $n})"), {"v": value, "n": numbers})
+    with leased(store) as lease:
+        store.write(cypher.Query("CREATE (:T {v: $v, n: $n})"), {"v": value, "n": numbers},
+                    lease=lease)  # fmt: skip
     (row,) = store.read(cypher.Query("MATCH (t:T) RETURN t.v AS v, t.n AS n"))
     assert row == {"v": value, "n": numbers}
 

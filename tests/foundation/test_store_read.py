@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from sgtest import drop, leased
 
 from stackgraph import cypher
 from stackgraph.errors import StoreError, StoreUnavailable
@@ -21,7 +22,7 @@ def _calls(store: GraphStore) -> dict[str, int]:
 
 
 def test_absent_graph_reads_as_empty_in_one_command(store: GraphStore) -> None:
-    store.delete()
+    drop(store)
     before = _calls(store)
     assert store.read(COUNT) == []
     after = _calls(store)
@@ -39,9 +40,17 @@ def test_key_of_another_type_reads_as_empty(store: GraphStore) -> None:
 
 
 def test_other_query_errors_still_raise(store: GraphStore) -> None:
-    store.write(cypher.Query("CREATE (:T {v: 1})"))
+    with leased(store) as lease:
+        store.write(cypher.Query("CREATE (:T {v: 1})"), lease=lease)
     with pytest.raises(StoreError, match="read query failed"):
         store.read(cypher.Query("MATCH (t:T) RETURN t.v / 'x' AS bad"))
+
+
+class Held:
+    """A lease that is always held (the silent server has no lease key to take)."""
+
+    def check(self) -> None:
+        return None
 
 
 class Silent:
@@ -123,7 +132,7 @@ def test_timed_out_write_is_sent_once_and_read_twice(silent: Silent) -> None:
     conn = connect(host="127.0.0.1", port=silent.port, socket_timeout=0.2)
     store = GraphStore(conn, "g", f"127.0.0.1:{silent.port}")
     with pytest.raises(StoreUnavailable, match="write query"):
-        store.write(cypher.Query("MERGE (:T {v: 1})"))
+        store.write(cypher.Query("MERGE (:T {v: 1})"), lease=Held())
     assert silent.graph_commands == ["GRAPH.QUERY"]  # a MERGE that may have run is not re-sent
     with pytest.raises(StoreUnavailable, match="read query"):
         store.read(COUNT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sgtest import drop
 
 from stackgraph.dump import export_lines, stats
 from stackgraph.errors import LeaseHeldError
@@ -162,9 +163,9 @@ def test_graph_keys_are_independent(store: GraphStore, settings: object) -> None
         w.write(platform(2))
     with GraphIngestor(store) as w:
         w.write(platform(4))
-    store.delete()
+    drop(store)
     assert stats(other) == {"nodes": {"Service": 2}, "edges": {"CALLS": 1}}
-    other.delete()
+    drop(other)
 
 
 def test_mark_stale_flips_unseen_and_a_resighting_revives(store: GraphStore) -> None:

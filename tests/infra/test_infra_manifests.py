@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sgtest import REPO, require
+from sgtest import REPO, drop, require
 
 from stackgraph.config import Settings
 from stackgraph.dump import export_lines, stats
@@ -59,7 +59,7 @@ def _write_twice(settings: Settings, batch: RecordBatch) -> dict[str, dict[str, 
             assert all(c.created == 0 and c.updated == 0 for c in second.edges.values())
             return stats(store)
         finally:
-            store.delete()
+            drop(store)
 
 
 def test_online_boutique_nezha(settings: Settings) -> None:
