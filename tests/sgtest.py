@@ -88,4 +88,3 @@ def leased(store: Any) -> Iterator[Any]:
 
     with WriterLease(store.conn, store.graph_name, who="test") as lease:
         yield lease
-

@@ -72,7 +72,8 @@ def _naive(writer: GraphIngestor, batch: RecordBatch, now: float) -> float:
     start = time.perf_counter()
     for n in batch.nodes:
         props = {**n.props, "source": str(n.source), "status": "Active", "confidence": 1.0}
-        writer._write(node_q, {"k0": n.key["name"], "p": props, "h": content_hash(props), "now": now})
+        params = {"k0": n.key["name"], "p": props, "h": content_hash(props), "now": now}
+        writer._write(node_q, params)
     for e in batch.edges:
         props = {**e.props, "source": str(e.source), "status": "Active", "confidence": 1.0}
         writer._write(
@@ -132,10 +133,9 @@ def run(quick: bool = False) -> str:
 
         sample = generate(sample_services, sample_edges, seed=11)
         naive_settings = load_settings(None, falkordb_url=endpoint.url(), graph="bench_naive")
-        with GraphStore.open(naive_settings) as store:
-            with GraphIngestor(store) as writer:
-                writer.apply_schema()
-                t_naive = _naive(writer, sample, time.time())
+        with GraphStore.open(naive_settings) as store, GraphIngestor(store) as writer:
+            writer.apply_schema()
+            t_naive = _naive(writer, sample, time.time())
         naive_rate = (sample_services + sample_edges) / t_naive
 
         t_bulk = _bulk(endpoint.url(), batch, "bench_bulk", work)

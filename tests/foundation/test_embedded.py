@@ -53,4 +53,3 @@ def test_a_server_another_process_started_after_ours_died_is_left_alone(data: Pa
     assert theirs is not None and theirs == ours.endpoint
     ours.stop()
     assert EmbeddedFalkorDB(data).status() == theirs
-

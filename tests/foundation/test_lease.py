@@ -7,6 +7,7 @@ the test cuts (connections dropped, new ones refused), as a network partition wo
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -65,10 +66,8 @@ class Relay:
         self.cut_at = time.monotonic()
         self.closed = True
         for s in [self.sock, *self.open]:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
 
