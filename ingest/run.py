@@ -59,5 +59,5 @@ def run_lanes(
             advance = progress(lane.name, len(batch.nodes) + len(batch.edges)) if progress else None
             report.merge(writer.write(batch, advance, tag=lane.name))
             if lane.after_write is not None:
-                report.add_stale(lane.after_write(writer, inputs))
+                report.add_stale(lane.after_write(writer, inputs, batch))
     return report, failures

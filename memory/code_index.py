@@ -12,14 +12,18 @@ The embedder's name and dimension are pinned in the collection's metadata when i
 created. Opening it with another embedder is refused with both names and dimensions;
 nothing is re-created silently.
 
+Only the single writer writes here: `sync` takes the writer's lease check and calls it
+before every create, upsert and delete (the code lane hands its chunks to the writer,
+which syncs them after writing the lane's records). Opening and searching write nothing.
+
     with CodeIndex.open(settings) as index:
-        index.sync("shop", chunks)        # embeds only new or changed chunks
+        index.sync("shop", chunks, guard=writer.check_lease)  # embeds new or changed chunks
         hits = index.search("charge the customer's card", limit=5)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -29,8 +33,8 @@ from uuid import UUID
 
 from stackgraph.config import Settings
 from stackgraph.errors import ConfigError, StoreError
-from stackgraph.ingest.lanes.code.chunks import CodeChunk
 from stackgraph.repo_config import redact_url
+from stackgraph.schema import CodeChunk
 
 from .embedding import Embedder, MiniLMEmbedder, default_embedder
 
@@ -113,7 +117,7 @@ class CodeIndex:
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> CodeIndex:
-        """Connect, create the collection if absent, refuse a dimension/embedder mismatch."""
+        """Connect and refuse a dimension/embedder mismatch with a stored collection."""
         from qdrant_client import QdrantClient
 
         embedder = embedder or code_embedder(settings)
@@ -139,22 +143,30 @@ class CodeIndex:
         index = cls(client, collection_name(settings), embedder, where)
         try:
             with index._translate("opening the collection"):
-                index._ensure_collection()
+                index._check_collection()
         except BaseException:
             index.close()
             raise
         return index
 
-    def _ensure_collection(self) -> None:
+    @classmethod
+    def check(cls, settings: Settings, embedder: Embedder | None = None) -> None:
+        """Refuse a mismatch now, writing nothing (the code lane, before any work)."""
+        cls.open(settings, embedder).close()
+
+    def _create_collection(self) -> None:
         from qdrant_client import models
 
+        dim = self.embedder.dim
+        self.client.create_collection(
+            self.collection,
+            vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
+            metadata={"embedder": self.embedder.name, "dim": dim, "kind": "code"},
+        )
+
+    def _check_collection(self) -> None:
         name, dim = self.collection, self.embedder.dim
         if not self.client.collection_exists(name):
-            self.client.create_collection(
-                name,
-                vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-                metadata={"embedder": self.embedder.name, "dim": dim, "kind": "code"},
-            )
             return
         info = self.client.get_collection(name)
         vectors = info.config.params.vectors
@@ -195,6 +207,8 @@ class CodeIndex:
         """point id → text hash of every chunk stored for `repo`."""
         from qdrant_client import models
 
+        if not self.client.collection_exists(self.collection):
+            return {}
         flt = models.Filter(
             must=[models.FieldCondition(key="repo", match=models.MatchValue(value=repo))]
         )
@@ -210,22 +224,31 @@ class CodeIndex:
             if offset is None:
                 return out
 
-    def sync(self, repo: str, chunks: Sequence[CodeChunk]) -> IndexReport:
+    def sync(
+        self, repo: str, chunks: Sequence[CodeChunk], *, guard: Callable[[], None]
+    ) -> IndexReport:
         """Make the repo's stored chunks equal `chunks`: embed new or changed text only,
-        delete chunks that are gone."""
+        delete chunks that are gone. `guard` is the writer's lease check, called before
+        every write (it raises when the lease is lost: nothing more is written)."""
         with self._translate("sync"):
-            return self._sync(repo, chunks)
+            return self._sync(repo, chunks, guard)
 
-    def _sync(self, repo: str, chunks: Sequence[CodeChunk]) -> IndexReport:
+    def _sync(
+        self, repo: str, chunks: Sequence[CodeChunk], guard: Callable[[], None]
+    ) -> IndexReport:
         from qdrant_client import models
 
         have = self._existing(repo)
         wanted = {c.point_id: c for c in chunks}
         todo = [c for pid, c in wanted.items() if have.get(pid) != c.text_hash]
         todo.sort(key=lambda c: len(c.embed_text))  # batches of like length pad less
+        if todo and not self.client.collection_exists(self.collection):
+            guard()
+            self._create_collection()
         for start in range(0, len(todo), _BATCH):
             part = todo[start : start + _BATCH]
             vectors = self.embedder.embed([c.embed_text for c in part])
+            guard()
             self.client.upsert(
                 self.collection,
                 points=models.Batch(
@@ -236,6 +259,7 @@ class CodeIndex:
             )
         gone: list[int | str | UUID] = sorted(set(have) - set(wanted))
         if gone:
+            guard()
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=gone))
         return IndexReport(len(todo), len(wanted) - len(todo), len(gone))
 
@@ -252,6 +276,8 @@ class CodeIndex:
             cond = models.FieldCondition(key="service", match=models.MatchValue(value=service))
             flt = models.Filter(must=[cond])
         with self._translate("search"):
+            if not self.client.collection_exists(self.collection):
+                return []
             points = self.client.query_points(
                 self.collection, query=vector, query_filter=flt, limit=limit, with_payload=True
             ).points
@@ -269,6 +295,8 @@ class CodeIndex:
 
     def count(self) -> int:
         with self._translate("count"):
+            if not self.client.collection_exists(self.collection):
+                return 0
             return int(self.client.count(self.collection).count)
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
 """The vocabulary as data: labels, keys, edge types, provenance enums and indexes."""
 
+from .chunks import CodeChunk
 from .model import (
     INTERNAL_PREFIX,
     PROVENANCE_FIELDS,
@@ -30,6 +31,7 @@ __all__ = [
     "PROVENANCE_FIELDS",
     "VERDICTS",
     "VOLATILE_FIELDS",
+    "CodeChunk",
     "EdgeRecord",
     "EdgeSpec",
     "LabelSpec",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .chunks import CodeChunk
 from .model import Source, Status
 
 Scalar = str | int | float | bool
@@ -86,8 +87,13 @@ class RecordBatch:
     nodes: list[NodeRecord] = field(default_factory=list)
     edges: list[EdgeRecord] = field(default_factory=list)
     problems: list[Rejection] = field(default_factory=list)
+    code_chunks: dict[str, list[CodeChunk]] = field(default_factory=dict)
+    """Repo → every chunk the code index must hold for it (the code lane). The lane only
+    finds them; the writer embeds and stores them under its lease."""
 
     def extend(self, other: RecordBatch) -> None:
         self.nodes.extend(other.nodes)
         self.edges.extend(other.edges)
         self.problems.extend(other.problems)
+        for repo, chunks in other.code_chunks.items():
+            self.code_chunks.setdefault(repo, []).extend(chunks)

@@ -28,8 +28,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from stackgraph.config import Settings
 from stackgraph.errors import ConfigError, LeaseHeldError, StackGraphError
-from stackgraph.ingest import LANES, GraphIngestor, IngestReport, LaneInputs, resolve
-from stackgraph.schema import RecordBatch
+from stackgraph.ingest import LANES, IngestReport, resolve, run_lanes
 from stackgraph.store import GraphStore
 
 __all__ = [
@@ -156,7 +155,7 @@ def run_job(settings: Settings, job: Job, store: GraphStore | None = None) -> Jo
         return JobOutcome(job.name, status, detail, report, started, time.monotonic() - t0)
 
     try:
-        report = _ingest(settings, job, store)
+        report, failures = _ingest(settings, job, store)
     except LeaseHeldError as exc:
         log.warning("schedule: job %s skipped: %s", job.name, exc)
         return outcome("skipped", str(exc))
@@ -166,6 +165,10 @@ def run_job(settings: Settings, job: Job, store: GraphStore | None = None) -> Jo
     except Exception as exc:  # a bug in a lane must not stop the other jobs
         log.exception("schedule: job %s crashed", job.name)
         return outcome("failed", f"{type(exc).__name__}: {exc}")
+    if failures:
+        detail = "; ".join(str(exc) for exc in failures)
+        log.error("schedule: job %s failed: %s", job.name, detail)
+        return outcome("failed", detail, report)
     if report.rejected:
         log.warning(
             "schedule: job %s wrote with %d rejected record(s); first: %s",
@@ -178,22 +181,20 @@ def run_job(settings: Settings, job: Job, store: GraphStore | None = None) -> Jo
     return outcome("ok", "", report)
 
 
-def _ingest(settings: Settings, job: Job, store: GraphStore | None) -> IngestReport:
-    inputs = LaneInputs(settings, job.catalog, job.manifests, job.repos)
-    batches = [lane.collect(inputs) for lane in resolve(job.lanes)]
+def _ingest(
+    settings: Settings, job: Job, store: GraphStore | None
+) -> tuple[IngestReport, list[StackGraphError]]:
+    """The one way lanes run (`run_lanes`): the lease is taken before any lane collects,
+    so a skipped run has touched nothing, the code index included."""
+
+    def run(st: GraphStore) -> tuple[IngestReport, list[StackGraphError]]:
+        return run_lanes(st, settings, job.lanes, catalog=job.catalog, manifests=job.manifests,
+                         repos=job.repos, who="schedule")  # fmt: skip
+
     if store is None:
         with GraphStore.open(settings) as opened:
-            return _write(settings, opened, batches)
-    return _write(settings, store, batches)
-
-
-def _write(settings: Settings, store: GraphStore, batches: list[RecordBatch]) -> IngestReport:
-    report = IngestReport()
-    writer = GraphIngestor(store, settings.batch_size, settings.lease_ttl_s, who="schedule")
-    with writer:
-        for batch in batches:
-            report.merge(writer.write(batch))
-    return report
+            return run(opened)
+    return run(store)
 
 
 def build_scheduler(

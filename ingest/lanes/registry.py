@@ -3,7 +3,8 @@
 A lane reads its source (files, an API) into a snapshot and turns it into records with a
 pure function; it never writes. The writer writes what it returns. A lane may also name an
 `after_write` hook, run with the writer after its records were written (and only then): the
-telemetry lane flips edges it no longer sees to Stale there.
+telemetry lane flips edges it no longer sees to Stale there, the code lane stores its chunks
+in the code index.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ class LaneInputs:
     port, a type with no write method (watermarks, known names)."""
 
 
-AfterWrite = Callable[["GraphIngestor", LaneInputs], Mapping[str, int]]
-"""A post-write hook: gets the writer (lease held) and the inputs; returns counts by name
-(e.g. edges marked Stale per type) for the report."""
+AfterWrite = Callable[["GraphIngestor", LaneInputs, RecordBatch], Mapping[str, int]]
+"""A post-write hook: gets the writer (lease held), the inputs and the lane's batch (what
+`write` cannot take: the code lane's chunks); returns counts by name (e.g. edges marked
+Stale per type) for the report."""
 
 
 @dataclass(frozen=True)

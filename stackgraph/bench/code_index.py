@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from stackgraph.config import load_settings
+from stackgraph.ingest import GraphIngestor
+from stackgraph.store import GraphStore
 
 
 def _per_call(fn: object, n: int) -> float:
@@ -69,12 +71,16 @@ def run(quick: bool = False) -> str:
 
         chunks = _example_chunks()
         settings = load_settings(None, data_dir=Path(tmp) / "data", graph="bench")
-        with CodeIndex.open(settings) as index:
+        with (
+            GraphStore.open(settings) as store,
+            GraphIngestor(store, who="bench") as writer,  # vectors are written under its lease
+            CodeIndex.open(settings) as index,
+        ):
             t0 = time.perf_counter()
-            index.sync("shop", chunks)  # type: ignore[arg-type]
+            index.sync("shop", chunks, guard=writer.check_lease)  # type: ignore[arg-type]
             first = time.perf_counter() - t0
             t0 = time.perf_counter()
-            again = index.sync("shop", chunks)  # type: ignore[arg-type]
+            again = index.sync("shop", chunks, guard=writer.check_lease)  # type: ignore[arg-type]
             second = time.perf_counter() - t0
         assert again.embedded == 0
         rows.append((f"re-ingest of {len(chunks)} unchanged chunks", f"{second * 1e3:.1f} ms",

@@ -2,52 +2,17 @@
 
 A class chunk holds its header, docstring and fields (up to its first method); each method
 is a chunk of its own (`Class.method`); whatever is left at module level (imports,
-constants) is one `<module>` chunk. Point ids are deterministic (uuid5 of repo, path and
-symbol), so the graph can name them (`CodeUnit.embedding_ref`) before anything is embedded,
-and the hash of the text decides whether a chunk needs embedding again.
+constants) is one `<module>` chunk (`stackgraph.schema.chunks`: ids and text hashes).
 """
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from dataclasses import dataclass
-
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-_NS = uuid.UUID("6f1c7a52-3b7e-5d8e-9a41-2c0b5e7d9f10")
-MAX_CHARS = 4000
-"""Text beyond this is not embedded (the offline model reads 256 tokens anyway)."""
+from stackgraph.schema.chunks import CodeChunk, point_id
 
-
-@dataclass(frozen=True)
-class CodeChunk:
-    repo: str
-    path: str
-    service: str
-    symbol: str
-    kind: str  # function | class | method | module
-    start_line: int
-    end_line: int
-    text: str
-
-    @property
-    def point_id(self) -> str:
-        return point_id(self.repo, self.path, self.symbol)
-
-    @property
-    def embed_text(self) -> str:
-        head = f"{self.kind} {self.symbol} in service {self.service} ({self.path})\n"
-        return (head + self.text)[:MAX_CHARS]
-
-    @property
-    def text_hash(self) -> str:
-        return hashlib.blake2b(self.embed_text.encode("utf-8"), digest_size=12).hexdigest()
-
-
-def point_id(repo: str, path: str, symbol: str) -> str:
-    return str(uuid.uuid5(_NS, f"{repo}\x00{path}\x00{symbol}"))
+__all__ = ["CodeChunk", "chunk_module", "point_id"]
 
 
 def _is_def(stmt: cst.CSTNode) -> bool:

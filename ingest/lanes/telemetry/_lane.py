@@ -38,7 +38,9 @@ def _spans_path(inputs: LaneInputs) -> Path | None:
     return inputs.settings.telemetry_spans
 
 
-def mark_stale_edges(writer: GraphIngestor, inputs: LaneInputs) -> Mapping[str, int]:
+def mark_stale_edges(
+    writer: GraphIngestor, inputs: LaneInputs, batch: RecordBatch | None = None
+) -> Mapping[str, int]:
     """Flip Tempo edges last seen before now - telemetry_fresh_s to Stale (writer's clock)."""
     cutoff = float(writer.clock()) - inputs.settings.telemetry_fresh_s
     counts = {
