@@ -17,7 +17,7 @@ from .episodes import (
     supersede,
     versions,
 )
-from .handle import Memory, open_memory
+from .handle import Memory, memory_for, open_memory
 from .lexical import LexicalIndex
 from .retrieval import METHODS, MemoryHit, search
 from .tool import MemoryLookup, memory_lookup
@@ -40,6 +40,7 @@ __all__ = [
     "VectorBackend",
     "current_version",
     "default_embedder",
+    "memory_for",
     "memory_lookup",
     "offline_embedder",
     "open_memory",

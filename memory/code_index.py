@@ -23,20 +23,22 @@ which syncs them after writing the lane's records). Opening and searching write 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from pydantic import SecretStr
+
 from stackgraph.config import Settings
-from stackgraph.errors import ConfigError, StoreError
-from stackgraph.repo_config import redact_url
+from stackgraph.errors import ConfigError
 from stackgraph.schema import CodeChunk
 
 from .embedding import Embedder, MiniLMEmbedder, default_embedder
+from .qdrant import QdrantError, connect_qdrant, qdrant_errors
 
 __all__ = [
     "CodeHit",
@@ -66,7 +68,7 @@ def code_embedder(settings: Settings) -> Embedder:
     return _offline_code_embedder()
 
 
-class CodeIndexError(StoreError):
+class CodeIndexError(QdrantError):
     """The vector store failed or holds something we will not mix with."""
 
 
@@ -109,11 +111,16 @@ def local_path(settings: Settings) -> Path:
 class CodeIndex:
     """One Qdrant collection of code chunks, pinned to one embedder."""
 
-    def __init__(self, client: Any, collection: str, embedder: Embedder, where: str) -> None:
+    def __init__(
+        self, client: Any, collection: str, embedder: Embedder, where: str,
+        api_key: SecretStr | None = None,
+    ) -> None:  # fmt: skip
         self.client = client
         self.collection = collection
         self.embedder = embedder
         self.where = where
+        self._api_key = api_key
+        """Only to scrub it from errors."""
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> CodeIndex:
@@ -122,14 +129,7 @@ class CodeIndex:
 
         embedder = embedder or code_embedder(settings)
         if settings.qdrant_url:
-            key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-            where = f"Qdrant at {redact_url(settings.qdrant_url)}"
-            try:
-                client = QdrantClient(
-                    url=settings.qdrant_url, api_key=key, timeout=30, check_compatibility=False
-                )
-            except ValueError as exc:
-                raise ConfigError(f"QDRANT_URL {where}: {exc}") from None
+            client, where = connect_qdrant(settings.qdrant_url, settings.qdrant_api_key)
         else:
             path = local_path(settings)
             where = f"local Qdrant in {path}"
@@ -140,7 +140,7 @@ class CodeIndex:
                 raise CodeIndexError(f"{where} is in use by another process: {exc}") from None
             except OSError as exc:
                 raise CodeIndexError(f"{where} cannot be opened: {exc.strerror}") from None
-        index = cls(client, collection_name(settings), embedder, where)
+        index = cls(client, collection_name(settings), embedder, where, settings.qdrant_api_key)
         try:
             with index._translate("opening the collection"):
                 index._check_collection()
@@ -188,18 +188,10 @@ class CodeIndex:
                 f"new name to re-index"
             )
 
-    @contextmanager
-    def _translate(self, what: str) -> Iterator[None]:
-        """Qdrant's errors (server or local) become one-line CodeIndexErrors."""
-        from qdrant_client.http.exceptions import ApiException
-
-        try:
-            yield
-        except (ApiException, OSError) as exc:
-            detail = " ".join(str(exc).split()) or type(exc).__name__
-            raise CodeIndexError(
-                f"{self.where}: {what} ({self.collection!r}) failed: {detail}"
-            ) from None
+    def _translate(self, what: str) -> AbstractContextManager[None]:
+        """Qdrant's errors (server or local) become one-line CodeIndexErrors, scrubbed."""
+        where, key = self.where, self._api_key
+        return qdrant_errors(where, f"{what} ({self.collection!r})", key, CodeIndexError)
 
     # -- writing -----------------------------------------------------------------------
 

@@ -7,8 +7,9 @@ Two backends behind one small protocol:
   local mode because that mode is a brute-force numpy scan (~40 ms per search at
   10k x 1024-d, one process per folder), which alone would blow the 30 ms P95 budget; the
   HNSW query is ~1 ms and needs no second store to keep in step.
-- `QdrantVectors` (production, `QDRANT_URL`): a Qdrant collection whose vector size is the
-  pinned dimension; point ids derive from (fingerprint, version).
+- `QdrantVectors` (production, `QDRANT_URL` + `QDRANT_API_KEY`): a Qdrant collection whose
+  vector size is the pinned dimension; point ids derive from (fingerprint, version). Its
+  errors are `QdrantError`s that name the redacted URL and never the key.
 
 Both refuse an embedder of another dimension when opened, naming both, and never
 re-create a collection or index silently.
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import numpy as np
+from pydantic import SecretStr
 
 from stackgraph import cypher
 from stackgraph.errors import ConfigError
@@ -32,6 +35,8 @@ from stackgraph.ingest import (
     write_vectors,
 )
 from stackgraph.store import GraphStore
+
+from .qdrant import QdrantError, connect_qdrant, qdrant_errors
 
 VectorHit = tuple[str, int, float]
 """(incident fingerprint, version, cosine similarity)."""
@@ -98,42 +103,52 @@ class QdrantVectors:
 
     name = "qdrant"
 
-    def __init__(self, client: Any, collection: str, dim: int, model: str) -> None:
+    def __init__(
+        self, client: Any, collection: str, dim: int, model: str, where: str = "Qdrant",
+        api_key: SecretStr | str | None = None,
+    ) -> None:  # fmt: skip
         self.client = client
         self.collection = collection
         self.dim = dim
         self.model = model
-        if client.collection_exists(collection):
-            have = _qdrant_size(client.get_collection(collection))
-            if have != dim:
-                raise ConfigError(
-                    f"Qdrant collection {collection!r} is pinned to {have}-d vectors but the "
-                    f"embedder {model!r} makes {dim}-d vectors; use the embedder the memory "
-                    "was built with, or point memory_collection at a new collection"
-                )
+        self.where = where
+        self._api_key = api_key
+        """Only to scrub it from errors."""
+        with self._errors("opening the collection"):
+            exists = client.collection_exists(collection)
+            have = _qdrant_size(client.get_collection(collection)) if exists else dim
+        if have != dim:
+            raise ConfigError(
+                f"Qdrant collection {collection!r} is pinned to {have}-d vectors but the "
+                f"embedder {model!r} makes {dim}-d vectors; use the embedder the memory "
+                "was built with, or point memory_collection at a new collection"
+            )
 
     @classmethod
-    def connect(cls, url: str, collection: str, dim: int, model: str) -> QdrantVectors:
-        from qdrant_client import QdrantClient
-
+    def connect(
+        cls, url: str, collection: str, dim: int, model: str,
+        api_key: SecretStr | str | None = None,
+    ) -> QdrantVectors:  # fmt: skip
+        """A collection on the server at `url`, sending `api_key`; an unreachable server
+        is a ConfigError naming the redacted URL."""
+        client, where = connect_qdrant(url, api_key, timeout=10)
         try:
-            client = QdrantClient(url=url, timeout=10)
-            return cls(client, collection, dim, model)
-        except ConfigError:
-            raise
-        except Exception as exc:  # qdrant-client raises transport-specific errors
-            raise ConfigError(f"cannot use Qdrant at {url}: {exc}") from exc
+            return cls(client, collection, dim, model, where, api_key)
+        except QdrantError as exc:
+            raise ConfigError(f"cannot use {exc}") from None
+
+    def _errors(self, what: str) -> AbstractContextManager[None]:
+        return qdrant_errors(self.where, f"{what} ({self.collection!r})", self._api_key)
 
     def prepare(self, writer: GraphIngestor) -> None:
         from qdrant_client import models
 
         writer.check_lease()
-        if not self.client.collection_exists(self.collection):
-            # COSINE: Qdrant normalises on insert, so scores are cosine similarity
-            self.client.create_collection(
-                self.collection,
-                vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
-            )
+        with self._errors("creating the collection"):
+            if not self.client.collection_exists(self.collection):
+                # COSINE: Qdrant normalises on insert, so scores are cosine similarity
+                params = models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
+                self.client.create_collection(self.collection, vectors_config=params)
 
     def add(self, writer: GraphIngestor, rows: Sequence[VectorRow]) -> None:
         from qdrant_client import models
@@ -150,14 +165,18 @@ class QdrantVectors:
             for fp, v, vec in rows
         ]
         if points:
-            self.client.upsert(self.collection, points=points)
+            writer.check_lease()
+            with self._errors("upsert"):
+                self.client.upsert(self.collection, points=points)
 
     def query(self, vector: np.ndarray, k: int) -> list[VectorHit]:
-        if not self.client.collection_exists(self.collection):
-            return []
-        res = self.client.query_points(
-            self.collection, query=[float(x) for x in vector], limit=int(k), with_payload=True
-        )
+        with self._errors("search"):
+            if not self.client.collection_exists(self.collection):
+                return []
+            res = self.client.query_points(
+                self.collection, query=[float(x) for x in vector], limit=int(k),
+                with_payload=True,
+            )  # fmt: skip
         return [
             (str(p.payload["fp"]), int(p.payload["version"]), float(p.score))
             for p in res.points

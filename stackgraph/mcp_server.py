@@ -48,15 +48,12 @@ def build_server(settings: Settings) -> MCPServer:
 
     def memory() -> Any:
         """The incident memory, opened once on first use (like the store)."""
-        from stackgraph.memory import default_embedder, open_memory
+        from stackgraph.memory import memory_for
 
         st = store()
         with lock:
             if not memories:
-                memories.append(open_memory(
-                    st, default_embedder(settings.ollama_host, settings.embed_model),
-                    qdrant_url=settings.qdrant_url, collection=settings.memory_collection,
-                ))  # fmt: skip
+                memories.append(memory_for(settings, st))
             return memories[0]
 
     @server.tool(name="query_stack_graph")

@@ -22,9 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 _SERVICE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,126}$"
 
 
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&](?:api[_-]?key|access[_-]?token|token|password|secret)=)[^&#\s]+"
+)
+
+
 def redact_url(url: str) -> str:
-    """`https://user:token@host/x` → `https://***@host/x`; anything else unchanged."""
-    return re.sub(r"(?<=://)[^/@\s]+@", "***@", url)
+    """Credentials out of every URL in `url` (a URL or a message holding some):
+    `https://user:token@host/x?api_key=k` → `https://***@host/x?api_key=***`."""
+    return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub("***@", url))
 
 
 class RepoSpec(BaseModel):

@@ -25,6 +25,7 @@ from .config import Settings
 from .embedded import EmbeddedFalkorDB
 from .errors import StoreError, StoreUnavailable
 from .params import header as params_header
+from .repo_config import redact_url
 
 SOCKET_TIMEOUT_S = 60.0
 READ_RETRIES = 1
@@ -55,13 +56,6 @@ def connect(
     if url is not None:
         return redis.Redis.from_url(url, **opts)
     return redis.Redis(**opts)
-
-
-def _redact(url: str) -> str:
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url
 
 
 def check(conn: redis.Redis, where: str) -> None:
@@ -169,9 +163,9 @@ class GraphStore(GraphReader):
                 conn = connect(url)
             except ValueError as exc:
                 raise StoreUnavailable(
-                    f"FALKORDB_URL {_redact(url)!r} is not valid: {exc}"
+                    f"FALKORDB_URL {redact_url(url)!r} is not valid: {redact_url(str(exc))}"
                 ) from exc
-            where = _redact(settings.falkordb_url)
+            where = redact_url(settings.falkordb_url)
         else:
             server = EmbeddedFalkorDB(settings.data_dir, settings.embedded_port)
             endpoint = server.start()

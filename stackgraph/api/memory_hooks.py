@@ -34,15 +34,10 @@ def open_api_memory(settings: Settings, store: GraphStore, metrics: ApiMetrics) 
     """The memory for the app's lifetime. A dimension or model mismatch is a configuration
     error and stops start-up (ConfigError); an unreachable vector store only disables the
     memory (logged and counted), so alerts are still investigated."""
-    from stackgraph.memory import default_embedder, open_memory
+    from stackgraph.memory import memory_for
 
     try:
-        return open_memory(
-            store,
-            default_embedder(settings.ollama_host, settings.embed_model),
-            qdrant_url=settings.qdrant_url,
-            collection=settings.memory_collection,
-        )
+        return memory_for(settings, store)
     except ConfigError:
         raise
     except Exception as exc:  # the API runs without memory rather than not at all

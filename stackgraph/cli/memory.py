@@ -23,14 +23,9 @@ app.add_typer(memory_app, name="memory")
 
 
 def _memory(settings: Settings, store: Any) -> Any:
-    from stackgraph.memory import open_memory
+    from stackgraph.memory import memory_for
 
-    return open_memory(
-        store,
-        qdrant_url=settings.qdrant_url,
-        collection=settings.memory_collection,
-        ollama_host=settings.ollama_host,
-    )
+    return memory_for(settings, store)
 
 
 def _time(value: str | None, flag: str) -> float | None:

@@ -25,6 +25,7 @@ def eval_memory(
     Runs in a scratch graph `<graph>_memory_eval`, deleted afterwards."""
     from stackgraph.eval.memory import run_memory_eval
     from stackgraph.ingest import GraphIngestor
+    from stackgraph.memory import default_embedder, open_memory
 
     settings = state_of(ctx).settings()
     scratch = settings.model_copy(update={"graph": f"{settings.graph}_memory_eval"})
@@ -35,8 +36,10 @@ def eval_memory(
 
     with open_store(scratch) as store:
         drop(store)
+        # the configured embedder; vectors in the scratch graph, never the real collection
+        embedder = default_embedder(settings.ollama_host, settings.embed_model)
         try:
-            result = run_memory_eval(store, path=dataset)
+            result = run_memory_eval(store, memory=open_memory(store, embedder), path=dataset)
         finally:
             drop(store)
     if as_json:

@@ -6,12 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from http.server import ThreadingHTTPServer
 from pathlib import Path
-from threading import Thread
 
 import codelane_repos as shop
-from test_code_lane import _FakeOllama
+from ollama_server import ollama_server
 
 
 def sg(
@@ -48,13 +46,8 @@ def test_ingest_search_refs_and_refusal(tmp_path: Path) -> None:
     table = sg("code", "refs", "payment", data=data).stdout
     assert "services/payment/app/main.py" in table and "payments-db" in table
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOllama)
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        env = {"OLLAMA_HOST": f"http://127.0.0.1:{server.server_address[1]}"}
-        refused = sg("code", "search", "anything", data=data, env=env)
-    finally:
-        server.shutdown()
+    with ollama_server(dim=1024) as ollama:
+        refused = sg("code", "search", "anything", data=data, env={"OLLAMA_HOST": ollama.url})
     assert refused.returncode == 2
     lines = [ln for ln in refused.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "384-d" in lines[0] and "1024-d" in lines[0], refused.stderr

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import codelane_repos as shop
 import pytest
+from ollama_server import ollama_server
 
 from stackgraph import cypher
 from stackgraph.cli.app import run_ingest
@@ -97,31 +96,10 @@ def test_changed_and_removed_code_is_reembedded_and_deleted(
         assert "render_receipt" not in {h.symbol for h in index.search("receipt", limit=50)}
 
 
-class _FakeOllama(BaseHTTPRequestHandler):
-    """Ollama's /api/embed wire format, answering 1024-d vectors (an LLM host cannot run here)."""
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        vectors = [[0.01 * (i + 1)] * 1024 for i in range(len(texts))]
-        data = json.dumps({"model": body["model"], "embeddings": vectors})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data.encode())
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def ollama() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with ollama_server(dim=1024) as fake:
+        yield fake.url
 
 
 def test_dimension_mismatch_is_refused_at_start_and_nothing_is_lost(
