@@ -45,6 +45,7 @@ from .k8s_objects import (
 )
 from .registry import LaneInputs, register
 from .routes import ROUTE_KINDS, routes_of
+from .selectors import match_selectors
 
 SRC = Source.STATIC_INFRA
 APP_LABELS = ("app.kubernetes.io/name", "app", "name", "k8s-app")
@@ -127,8 +128,22 @@ def _index(objects: Sequence[Obj], origins: Sequence[str], kinds: Iterable[str])
     return out
 
 
-def _selects(selector: Mapping[str, str], pod_labels: Mapping[str, str]) -> bool:
-    return bool(selector) and all(pod_labels.get(k) == v for k, v in selector.items())
+Key = tuple[str, str, str]
+
+
+def _selected(
+    by_ns: Mapping[str, list[tuple[str, Obj, str]]], workloads: list[tuple[Key, Obj]]
+) -> dict[Key, list[tuple[str, Obj]]]:
+    """Each workload's selecting k8s Services (name, object), namespace by namespace."""
+    pods: dict[str, list[tuple[Key, Mapping[str, str]]]] = defaultdict(list)
+    for key, obj in workloads:
+        pods[key[1]].append((key, str_map(dig(pod_template(obj), "metadata", "labels"))))
+    out: dict[Key, list[tuple[str, Obj]]] = {}
+    for ns, templates in pods.items():
+        services = [((sname, sobj), str_map(dig(sobj, "spec", "selector")))
+                    for sname, sobj, _ in by_ns.get(ns, [])]  # fmt: skip
+        out |= match_selectors(services, templates)
+    return out
 
 
 def _primary(candidates: list[tuple[str, Obj]], app: str | None, workload: str) -> str:
@@ -171,16 +186,13 @@ def resolve_units(idx: _Indexed | None = None, objects: Sequence[Obj] = ()) -> T
         if kind == "Service":
             by_ns[ns].append((name, obj, origin))
     claimed: set[tuple[str, str]] = set()
+    workloads = [(key, obj) for key, (obj, _) in idx.objs.items() if key[0] in WORKLOAD_KINDS]
+    selected = _selected(by_ns, workloads)
 
     for (kind, ns, name), (obj, origin) in idx.objs.items():
         if kind not in WORKLOAD_KINDS:
             continue
-        pod_labels = str_map(dig(pod_template(obj), "metadata", "labels"))
-        matching = [
-            (sname, sobj)
-            for sname, sobj, _ in by_ns.get(ns, [])
-            if _selects(str_map(dig(sobj, "spec", "selector")), pod_labels)
-        ]
+        matching = selected[(kind, ns, name)]
         explicit = steer(obj, "service")
         app = _app_name(obj)
         if explicit:

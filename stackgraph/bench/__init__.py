@@ -8,4 +8,5 @@ BENCHES: dict[str, str] = {
     "investigate": "stackgraph.bench.investigate",
     "code_index": "stackgraph.bench.code_index",
     "memory": "stackgraph.bench.memory",
+    "infra": "stackgraph.bench.infra",
 }
