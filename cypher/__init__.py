@@ -1,5 +1,5 @@
 """Constant Cypher templates and their loader."""
 
-from .templates import Query, TemplateError, load, names, render, render_type
+from .templates import ROW_FIXED, Query, TemplateError, load, names, render, render_type
 
-__all__ = ["Query", "TemplateError", "load", "names", "render", "render_type"]
+__all__ = ["ROW_FIXED", "Query", "TemplateError", "load", "names", "render", "render_type"]

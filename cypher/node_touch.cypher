@@ -3,6 +3,6 @@
 // `node_pending` names the rows phase 2 must write.
 UNWIND $rows AS r
 MATCH (n:<<label>> {<<key>>})
-WHERE n.<<hash>> = r.h AND n.source = r.s AND n.status = r.st AND n.confidence = r.c
+WHERE n.<<hash>> = r[1] AND n.source = r[2] AND n.status = r[3] AND n.confidence = r[4]
 SET n.last_seen = $now, n.last_scan = $now
 RETURN count(n) AS touched

@@ -56,8 +56,12 @@ def names() -> list[str]:
     return sorted(p.name[: -len(".cypher")] for p in root.iterdir() if p.name.endswith(".cypher"))
 
 
-def _key_map(props: tuple[str, ...], row_prefix: str) -> str:
-    return ", ".join(f"{p}: r.{row_prefix}{i}" for i, p in enumerate(props))
+ROW_FIXED = 5
+"""Writer rows are lists: [i, hash, source, status, confidence, keys..., properties]."""
+
+
+def _key_map(props: tuple[str, ...], at: int) -> str:
+    return ", ".join(f"{p}: r[{at + i}]" for i, p in enumerate(props))
 
 
 def _key_map_params(props: tuple[str, ...], param_prefix: str) -> str:
@@ -77,11 +81,13 @@ def render(
     edge: tuple[str, str, str] | None = None,
     prop: str | None = None,
     tag: str | None = None,
+    key_at: int = ROW_FIXED,
 ) -> Query:
     """Template `name` with its slots filled for `label` or `edge` = (type, src, dst).
 
-    Key rows are positional: a node's key values travel as `r.k0, r.k1, ...`, an edge's
-    endpoints as `r.s0...` and `r.d0...`, its own key as `r.e0...`.
+    Writer rows are positional lists (`ingest.rows`): a node's key values from `r[5]`
+    (`key_at`), then its properties map (`<<p>>`); an edge's endpoint node ids are `r[5]`
+    and `r[6]`, its own key from `r[7]`, then its properties map.
     """
     text = load(name)
     slots: dict[str, str] = {}
@@ -89,8 +95,9 @@ def render(
         spec = LABELS[_label(label)]
         slots |= {
             "label": spec.name,
-            "key": _key_map(spec.keys, "k"),
+            "key": _key_map(spec.keys, key_at),
             "key_one": _key_map_params(spec.keys, "k"),
+            "p": f"r[{key_at + len(spec.keys)}]",
         }
         if prop is not None:
             if prop not in (*spec.keys, *spec.fulltext, *spec.vector):
@@ -102,16 +109,15 @@ def render(
         if espec is None:
             raise TemplateError(f"relationship type {etype!r} is not in the schema")
         s, d = LABELS[_label(src)], LABELS[_label(dst)]
-        edge_key = _key_map(espec.keys, "e")
+        edge_key = _key_map(espec.keys, ROW_FIXED + 2)
         slots |= {
             "type": espec.name,
             "src_label": s.name,
             "dst_label": d.name,
-            "src_key": _key_map(s.keys, "s"),
-            "dst_key": _key_map(d.keys, "d"),
             "src_key_one": _key_map_params(s.keys, "s"),
             "dst_key_one": _key_map_params(d.keys, "d"),
             "edge_key": f" {{{edge_key}}}" if edge_key else "",
+            "p": f"r[{ROW_FIXED + 2 + len(espec.keys)}]",
         }
     if tag is not None:
         slots["hash"] = hash_property(tag)

@@ -11,8 +11,10 @@ from .memory_writes import (
     vector_index,
     write_vectors,
 )
+from .report import Counts, IngestReport
+from .rows import content_hash
 from .run import Progress, run_lanes
-from .writer import Counts, GraphIngestor, IngestReport, content_hash
+from .writer import GraphIngestor
 
 __all__ = [
     "LANES",

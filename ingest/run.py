@@ -17,7 +17,8 @@ from stackgraph.schema import RecordBatch
 from stackgraph.store import GraphStore
 
 from .lanes import LaneInputs, resolve
-from .writer import Clock, GraphIngestor, IngestReport
+from .report import IngestReport
+from .writer import Clock, GraphIngestor
 
 Progress = Callable[[str, int], Callable[[int], None]]
 """(lane name, records to write) -> a callback advanced by the records written."""

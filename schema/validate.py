@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from .model import INTERNAL_PREFIX, PROVENANCE_FIELDS, Source, Status
@@ -184,3 +184,73 @@ def validate_edge(edge: EdgeRecord) -> list[Rejection]:
 def check_ref(ref: NodeRef, record: str, origin: str, field: str) -> list[Rejection]:
     """Validate a node reference on its own (for callers building edges by hand)."""
     return [Rejection(record, f, m, origin) for f, m in _ref(ref, field)]
+
+
+# -- column checks: the same rules, once per column of a batch -------------------------------
+# Each says only "all valid"; a column that fails sends its records through `validate_node`
+# / `validate_edge`, which name the field and the record.
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def column_ok(values: Sequence[Any]) -> bool:
+    """Every value is one `check_value` accepts."""
+    kinds = set(map(type, values))
+    if kinds <= {int, bool}:
+        return True
+    if kinds <= {int, bool, float}:
+        return all(math.isfinite(v) for v in values if type(v) is float)
+    if kinds == {str}:
+        joined = "".join(values)
+        return "\x00" not in joined and _utf8(joined)
+    if kinds <= {list, tuple}:
+        return all(check_value(v) is None for v in values)
+    return False
+
+
+def key_column_ok(values: Sequence[Any]) -> bool:
+    """Every value is a usable natural-key value: a scalar, not null, not empty."""
+    kinds = set(map(type, values))
+    if not kinds <= {str, int, bool, float}:
+        return False
+    if str in kinds and "" in values:
+        return False
+    return column_ok(values)
+
+
+def names_ok(names: Iterable[str], keys: Collection[str] = ()) -> bool:
+    """Property names a lane may set: well-formed, not the writer's, not a natural key."""
+    for name in names:
+        if name not in _GOOD_NAMES:
+            if not isinstance(name, str) or not _PROP_NAME.match(name):
+                return False
+            if name in _OWNED or name.startswith(INTERNAL_PREFIX):
+                return False
+            if len(_GOOD_NAMES) < 10_000:
+                _GOOD_NAMES.add(name)
+        if name in keys:
+            return False
+    return True
+
+
+def provenance_ok(sources: Iterable[str], statuses: Iterable[str], confidences: Any) -> bool:
+    if not set(sources) <= _SOURCES or not set(statuses) <= _STATUSES:
+        return False
+    if not set(map(type, confidences)) <= {int, float}:
+        return False
+    return (
+        bool(confidences)
+        and min(confidences) >= 0.0
+        and max(confidences) <= 1.0
+        and (
+            all(c == c for c in confidences)  # no NaN (min/max would pass it)
+        )
+    )

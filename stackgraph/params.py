@@ -12,8 +12,15 @@ from collections.abc import Mapping
 from typing import Any
 
 
+class Serialized(str):
+    """Parameter text already built by these rules (the writer's rows, built column by
+    column from validated values); sent as it is."""
+
+
 def _value(v: Any) -> str:
     t = type(v)
+    if t is Serialized:
+        return str.__str__(v)
     if t is str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if t is bool:
@@ -37,6 +44,11 @@ def _value(v: Any) -> str:
     if isinstance(v, Mapping):
         return _value(dict(v))
     raise TypeError(f"cannot send a {t.__name__} as a Cypher parameter")
+
+
+def text(v: Any) -> str:
+    """One value as parameter text (what `header` sends for it)."""
+    return _value(v)
 
 
 def header(params: Mapping[str, Any]) -> str:

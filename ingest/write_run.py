@@ -1,0 +1,271 @@
+"""One write of the single writer: windows of records → chunks of rows → queries.
+
+Records stream in windows (`GraphIngestor.window`), so memory stays bounded by a window
+however many records come. Within a window they are merged, validated by column and
+serialised (`columns`); rows go out in chunks of `batch_size`. Queries run on one
+background thread, in order, while this thread builds the next chunk: the server's work
+and Python's overlap (two cores). Per chunk:
+
+- a label or relationship type that had nothing when the write began is created without
+  lookups (`*_create`), unless this write already sent the same node or edge;
+- otherwise phase 1 touches unchanged rows (`*_touch`, one count back), and only when that
+  falls short does `*_pending` name the rows phase 2 merges (`*_merge`);
+- rows without properties only assert existence (`*_reference`).
+
+Edge rows name their endpoints by internal node id, looked up once per distinct endpoint
+(`node_ids`), not once per edge: an edge whose endpoint does not exist is refused here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from stackgraph import cypher
+from stackgraph.params import Serialized
+from stackgraph.schema import Rejection
+
+from .columns import Prepared, prepare_edges, prepare_nodes
+from .report import IngestReport
+from .rows import column_text
+
+if TYPE_CHECKING:
+    from .writer import GraphIngestor
+
+__all__ = ["WriteRun", "windows"]
+
+T = TypeVar("T")
+Progress = Callable[[int], None]
+_IN_FLIGHT = 2
+"""Chunks queued for the I/O thread at most (bounds memory; one is enough to overlap)."""
+_MAX_IDS = 2_000_000
+"""Node ids kept for edge endpoints within one write."""
+
+
+def windows(records: Iterable[T], size: int) -> Iterator[list[T]]:
+    it = iter(records)
+    while window := list(itertools.islice(it, size)):
+        yield window
+
+
+def _serialized(rows: Sequence[str]) -> Serialized:
+    """The rows as one list parameter, already in parameter text."""
+    return Serialized("[" + ",".join(rows) + "]")
+
+
+class WriteRun:
+    """The state of one write: which labels and types were empty, what was sent, node ids."""
+
+    def __init__(
+        self, writer: GraphIngestor, now: float, report: IngestReport,
+        progress: Progress | None, tag: str | None,
+    ) -> None:  # fmt: skip
+        self.w = writer
+        self.now = now
+        self.report = report
+        self.progress = progress
+        self.tag = tag
+        self.fresh: dict[str, bool] = {}
+        self.sent: dict[str, set[int]] = defaultdict(set)
+        """Per empty label / type: hashes of what this write sent (a repeat must MERGE)."""
+        self.ids: dict[tuple[Any, ...], int] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stackgraph-writer")
+        self._queue: deque[Future[None]] = deque()
+
+    # -- the I/O thread ------------------------------------------------------------------
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        self.w.check_lease()
+        self._queue.append(self._pool.submit(job))
+        while len(self._queue) > _IN_FLIGHT:
+            self._queue.popleft().result()
+
+    def drain(self) -> None:
+        while self._queue:
+            self._queue.popleft().result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _advance(self, n: int) -> None:
+        if self.progress and n:
+            self.progress(n)
+
+    def _params(self, rows: Sequence[str]) -> dict[str, Any]:
+        return {"rows": _serialized(rows), "now": self.now}
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    def nodes(self, window: list[Any]) -> None:
+        prepared, _ = prepare_nodes(window, self.tag, self.report.rejected)
+        self._advance(len(window) - len(prepared))
+        for (label, hash_tag, reference), entries in _grouped(prepared).items():
+            counts = self.report.nodes[label]
+            if reference:
+                self._fresh(label, "count_label", entries)  # a create must not repeat them
+                query = cypher.render("node_reference", label=label)
+                for chunk in self._chunks(entries):
+                    light = [f"[{i},{p.head},{p.keys}]" for i, p in enumerate(chunk)]
+                    self._submit(partial(self._reference, query, light, counts))
+                continue
+            create, merge = self._fresh(label, "count_label", entries)
+            if create:
+                query = cypher.render("node_create", label=label, tag=hash_tag)
+                for chunk in self._chunks(create):
+                    full = [f"[{i},{p.head},{p.keys},{p.props}]" for i, p in enumerate(chunk)]
+                    self._submit(partial(self._create, query, full, counts))
+            if merge:
+                self._merge_path(("node", label, hash_tag), merge, counts, lambda p: p.keys)
+
+    # -- edges ---------------------------------------------------------------------------
+
+    def edges(self, window: list[Any]) -> None:
+        prepared, _ = prepare_edges(window, self.tag, self.report.rejected)
+        self._advance(len(window) - len(prepared))
+        self._resolve(prepared)
+        ends: dict[int, str] = {}
+        found: list[Prepared] = []
+        for p in prepared:
+            a = self.ids.get((p.ident[1], p.ident[2]))
+            b = self.ids.get((p.ident[3], p.ident[4]))
+            if a is None or b is None:
+                message = "source or target node does not exist"
+                self.report.rejected.append(
+                    Rejection(str(p.record), "endpoint", message, p.record.origin)
+                )
+                self._advance(1)
+                continue
+            ends[id(p)] = f"{a},{b}," + p.keys if p.keys else f"{a},{b}"
+            found.append(p)
+        for (etype, src, dst, hash_tag, reference), entries in _grouped(found).items():
+            counts = self.report.edges[etype]
+            edge = (etype, src, dst)
+            if reference:
+                self._fresh(etype, "count_type", entries)  # a create must not repeat them
+                query = cypher.render("edge_reference", edge=edge)
+                for chunk in self._chunks(entries):
+                    light = [f"[{i},{p.head},{ends[id(p)]}]" for i, p in enumerate(chunk)]
+                    self._submit(partial(self._reference, query, light, counts))
+                continue
+            create, merge = self._fresh(etype, "count_type", entries)
+            if create:
+                query = cypher.render("edge_create", edge=edge, tag=hash_tag)
+                for chunk in self._chunks(create):
+                    full = [f"[{i},{p.head},{ends[id(p)]},{p.props}]" for i, p in enumerate(chunk)]
+                    self._submit(partial(self._create, query, full, counts))
+            if merge:
+                key = ("edge", edge, hash_tag)
+                self._merge_path(key, merge, counts, lambda p: ends[id(p)])
+
+    def _resolve(self, prepared: list[Prepared]) -> None:
+        """Look up the ids of endpoints not seen before in this write, label by label."""
+        wanted: dict[str, dict[tuple[Any, ...], None]] = defaultdict(dict)
+        for p in prepared:
+            for label, keys in ((p.ident[1], p.ident[2]), (p.ident[3], p.ident[4])):
+                if (label, keys) not in self.ids:
+                    wanted[label][keys] = None
+        if len(self.ids) > _MAX_IDS:
+            self.ids.clear()
+        for label, keyset in wanted.items():
+            keys = list(keyset)
+            query = cypher.render("node_ids", label=label, key_at=1)
+            for start in range(0, len(keys), self.w.batch_size):
+                part = keys[start : start + self.w.batch_size]
+                cols = [column_text(list(c)) for c in zip(*part, strict=True)]
+                rows = [f"[{j}," + ",".join(t) + "]" for j, t in enumerate(zip(*cols, strict=True))]
+                out = self.w.store.read(query, {"rows": _serialized(rows)})
+                for j, node_id in out[0]["ids"] if out else []:
+                    self.ids[(label, part[j])] = int(node_id)
+
+    # -- shared --------------------------------------------------------------------------
+
+    def _chunks(self, entries: list[Prepared]) -> Iterator[list[Prepared]]:
+        size = self.w.batch_size
+        for start in range(0, len(entries), size):
+            yield entries[start : start + size]
+
+    def _fresh(
+        self, name: str, counter: str, entries: list[Prepared]
+    ) -> tuple[list[Prepared], list[Prepared]]:
+        """(to create, to merge). Create: `name` was empty when this write began, and this
+        write has not sent the entry before (a repeat, or a hash collision, merges)."""
+        if name not in self.fresh:
+            query = cypher.render(counter, label=name) if counter == "count_label" else (
+                cypher.render_type(counter, name))  # fmt: skip
+            rows = self.w.store.read(query)
+            self.fresh[name] = not rows or int(rows[0]["n"]) == 0
+        if not self.fresh[name]:
+            return [], entries
+        sent = self.sent[name]
+        create, merge = [], []
+        for p in entries:
+            h = hash(p.ident)
+            if h in sent:
+                merge.append(p)
+            else:
+                sent.add(h)
+                create.append(p)
+        return create, merge
+
+    def _merge_path(
+        self, key: tuple[Any, ...], entries: list[Prepared], counts: Any,
+        ends: Callable[[Prepared], str],
+    ) -> None:  # fmt: skip
+        kind, what, hash_tag = key
+        render = (
+            (lambda n: cypher.render(n, label=what, tag=hash_tag)) if kind == "node"
+            else (lambda n: cypher.render(n, edge=what, tag=hash_tag))
+        )  # fmt: skip
+        touch_q, pending_q, merge_q = (render(f"{kind}_{n}") for n in ("touch", "pending", "merge"))
+        skip_touch = bool(self.fresh.get(what if kind == "node" else what[0]))
+        for chunk in self._chunks(entries):
+            light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
+            props = [p.props for p in chunk]  # full rows are made only for what changed
+            self._submit(partial(self._touch_then_merge, touch_q, pending_q, merge_q, light,
+                                 props, counts, skip_touch))  # fmt: skip
+
+    # -- jobs (I/O thread) -----------------------------------------------------------------
+
+    def _create(self, query: cypher.Query, rows: list[str], counts: Any) -> None:
+        out = self.w._write(query, self._params(rows))
+        counts.created += int(out[0]["created"] or 0) if out else 0
+        self._advance(len(rows))
+
+    def _reference(self, query: cypher.Query, rows: list[str], counts: Any) -> None:
+        out = self.w._write(query, self._params(rows))[0]
+        created = int(out["created"] or 0)
+        counts.created += created
+        counts.unchanged += int(out["written"]) - created
+        self._advance(len(rows))
+
+    def _touch_then_merge(
+        self, touch_q: cypher.Query, pending_q: cypher.Query, merge_q: cypher.Query,
+        light: list[str], props: list[str], counts: Any, skip_touch: bool,
+    ) -> None:  # fmt: skip
+        pending: set[int] | range = range(len(light))
+        if not skip_touch:
+            touched = int(self.w._write(touch_q, self._params(light))[0]["touched"])
+            if touched == len(light):
+                pending = set()
+            else:
+                found = self.w.store.read(pending_q, self._params(light))
+                pending = set(found[0]["pending"]) if found else pending
+        rest = [light[i][:-1] + "," + props[i] + "]" for i in sorted(pending)]
+        counts.unchanged += len(light) - len(rest)
+        if rest:
+            out = self.w._write(merge_q, self._params(rest))[0]
+            created = int(out["created"] or 0)
+            counts.created += created
+            counts.updated += int(out["written"]) - created
+        self._advance(len(light))
+
+
+def _grouped(prepared: list[Prepared]) -> dict[tuple[Any, ...], list[Prepared]]:
+    out: dict[tuple[Any, ...], list[Prepared]] = defaultdict(list)
+    for p in prepared:
+        out[p.group].append(p)
+    return out
