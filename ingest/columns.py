@@ -127,27 +127,53 @@ def _is_reference(record: Any) -> bool:
     return not record.props
 
 
-def prepare_nodes(
-    records: Sequence[NodeRecord], tag: str | None, rejected: list[Rejection]
-) -> tuple[list[Prepared], int]:
-    """Valid node records of a window, merged and serialised; and how many were merged."""
-    kept: dict[tuple[Any, ...], NodeRecord] = {}
+def _node_ident(rec: NodeRecord) -> tuple[Any, ...]:
+    spec = LABELS.get(rec.label)
+    if spec is None or len(rec.key) != len(spec.keys):
+        raise KeyError(rec.label)
+    return (rec.label, key_of(rec.label)(rec.key))
+
+
+def _edge_ident(rec: EdgeRecord) -> tuple[Any, ...]:
+    spec = EDGES.get(rec.type)
+    src, dst = LABELS.get(rec.src.label), LABELS.get(rec.dst.label)
+    if spec is None or src is None or dst is None:
+        raise KeyError(rec.type)
+    if len(rec.src.key) != len(src.keys) or len(rec.dst.key) != len(dst.keys):
+        raise KeyError(rec.type)
+    own = tuple(_plain(rec.props[k]) for k in spec.keys) if spec.keys else ()
+    src_key, dst_key = key_of(rec.src.label)(rec.src.key), key_of(rec.dst.label)(rec.dst.key)
+    return (rec.type, rec.src.label, src_key, rec.dst.label, dst_key, own)
+
+
+def _dedupe(
+    records: Sequence[R], ident_of: Callable[[R], tuple[Any, ...]], check: Check,
+    rejected: list[Rejection],
+) -> tuple[dict[tuple[Any, ...], R], int]:  # fmt: skip
+    """Records by identity, later ones merged into earlier ones; a record whose identity
+    cannot be made (unknown label, a missing or unhashable key) is refused by `check`."""
+    kept: dict[tuple[Any, ...], R] = {}
     merged = 0
     for rec in records:
-        spec = LABELS.get(rec.label)
         try:
-            if spec is None or len(rec.key) != len(spec.keys):
-                raise KeyError
-            ident = (rec.label, key_of(rec.label)(rec.key))
+            ident = ident_of(rec)
             hash(ident)
         except (KeyError, TypeError):
-            rejected.extend(validate_node(rec) or [Rejection(str(rec), "key", "is invalid")])
+            rejected.extend(check(rec) or [Rejection(str(rec), "key", "is invalid")])
             continue
         if ident in kept:
             kept[ident] = _merge(kept[ident], rec)
             merged += 1
         else:
             kept[ident] = rec
+    return kept, merged
+
+
+def prepare_nodes(
+    records: Sequence[NodeRecord], tag: str | None, rejected: list[Rejection]
+) -> tuple[list[Prepared], int]:
+    """Valid node records of a window, merged and serialised; and how many were merged."""
+    kept, merged = _dedupe(records, _node_ident, validate_node, rejected)
     shapes: dict[tuple[Any, ...], list[NodeRecord]] = defaultdict(list)
     for rec in kept.values():
         shapes[(rec.label, tuple(rec.props))].append(rec)
@@ -199,32 +225,7 @@ def prepare_edges(
 ) -> tuple[list[Prepared], int]:
     """Valid edge records of a window, merged and serialised; and how many were merged.
     `ident` is (type, src label, src key, dst label, dst key, own key) for the endpoints."""
-    kept: dict[tuple[Any, ...], EdgeRecord] = {}
-    merged = 0
-    for rec in records:
-        spec = EDGES.get(rec.type)
-        src, dst = LABELS.get(rec.src.label), LABELS.get(rec.dst.label)
-        try:
-            if spec is None or src is None or dst is None:
-                raise KeyError
-            if len(rec.src.key) != len(src.keys) or len(rec.dst.key) != len(dst.keys):
-                raise KeyError
-            own = tuple(_plain(rec.props[k]) for k in spec.keys) if spec.keys else ()
-            ident = (
-                rec.type,
-                rec.src.label, key_of(rec.src.label)(rec.src.key),
-                rec.dst.label, key_of(rec.dst.label)(rec.dst.key),
-                own,
-            )  # fmt: skip
-            hash(ident)
-        except (KeyError, TypeError):
-            rejected.extend(validate_edge(rec) or [Rejection(str(rec), "key", "is invalid")])
-            continue
-        if ident in kept:
-            kept[ident] = _merge(kept[ident], rec)
-            merged += 1
-        else:
-            kept[ident] = rec
+    kept, merged = _dedupe(records, _edge_ident, validate_edge, rejected)
     shapes: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], EdgeRecord]]] = defaultdict(list)
     for ident, rec in kept.items():
         shapes[(rec.type, rec.src.label, rec.dst.label, tuple(rec.props))].append((ident, rec))

@@ -22,6 +22,7 @@ import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,7 +31,7 @@ from stackgraph.params import Serialized
 from stackgraph.schema import Rejection
 
 from .columns import Prepared, prepare_edges, prepare_nodes
-from .report import IngestReport
+from .report import Counts, IngestReport
 from .rows import column_text
 
 if TYPE_CHECKING:
@@ -98,30 +99,14 @@ class WriteRun:
     def _params(self, rows: Sequence[str]) -> dict[str, Any]:
         return {"rows": _serialized(rows), "now": self.now}
 
-    # -- nodes ---------------------------------------------------------------------------
+    # -- nodes and edges ---------------------------------------------------------------
 
     def nodes(self, window: list[Any]) -> None:
         prepared, _ = prepare_nodes(window, self.tag, self.report.rejected)
         self._advance(len(window) - len(prepared))
         for (label, hash_tag, reference), entries in _grouped(prepared).items():
-            counts = self.report.nodes[label]
-            if reference:
-                self._fresh(label, "count_label", entries)  # a create must not repeat them
-                query = cypher.render("node_reference", label=label)
-                for chunk in self._chunks(entries):
-                    light = [f"[{i},{p.head},{p.keys}]" for i, p in enumerate(chunk)]
-                    self._submit(partial(self._reference, query, light, counts))
-                continue
-            create, merge = self._fresh(label, "count_label", entries)
-            if create:
-                query = cypher.render("node_create", label=label, tag=hash_tag)
-                for chunk in self._chunks(create):
-                    full = [f"[{i},{p.head},{p.keys},{p.props}]" for i, p in enumerate(chunk)]
-                    self._submit(partial(self._create, query, full, counts))
-            if merge:
-                self._merge_path(("node", label, hash_tag), merge, counts, lambda p: p.keys)
-
-    # -- edges ---------------------------------------------------------------------------
+            target = _Target("node", label, hash_tag, label, "count_label")
+            self._write_group(target, reference, entries, self.report.nodes[label], _keys)
 
     def edges(self, window: list[Any]) -> None:
         prepared, _ = prepare_edges(window, self.tag, self.report.rejected)
@@ -142,24 +127,28 @@ class WriteRun:
             ends[id(p)] = f"{a},{b}," + p.keys if p.keys else f"{a},{b}"
             found.append(p)
         for (etype, src, dst, hash_tag, reference), entries in _grouped(found).items():
+            target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
             counts = self.report.edges[etype]
-            edge = (etype, src, dst)
-            if reference:
-                self._fresh(etype, "count_type", entries)  # a create must not repeat them
-                query = cypher.render("edge_reference", edge=edge)
-                for chunk in self._chunks(entries):
-                    light = [f"[{i},{p.head},{ends[id(p)]}]" for i, p in enumerate(chunk)]
-                    self._submit(partial(self._reference, query, light, counts))
-                continue
-            create, merge = self._fresh(etype, "count_type", entries)
-            if create:
-                query = cypher.render("edge_create", edge=edge, tag=hash_tag)
-                for chunk in self._chunks(create):
-                    full = [f"[{i},{p.head},{ends[id(p)]},{p.props}]" for i, p in enumerate(chunk)]
-                    self._submit(partial(self._create, query, full, counts))
-            if merge:
-                key = ("edge", edge, hash_tag)
-                self._merge_path(key, merge, counts, lambda p: ends[id(p)])
+            self._write_group(target, reference, entries, counts, lambda p: ends[id(p)])
+
+    def _write_group(
+        self, target: _Target, reference: bool, entries: list[Prepared], counts: Counts,
+        ends: Callable[[Prepared], str],
+    ) -> None:  # fmt: skip
+        """One query group: references, creates into an empty label/type, or touch+merge."""
+        create, merge = self._fresh(target.name, target.counter, entries)
+        if reference:  # MERGEd always; marked sent above, so no create repeats them
+            query = target.render("reference")
+            for chunk in self._chunks(entries):
+                light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
+                self._submit(partial(self._reference, query, light, counts))
+            return
+        query = target.render("create")
+        for chunk in self._chunks(create):
+            full = [f"[{i},{p.head},{ends(p)},{p.props}]" for i, p in enumerate(chunk)]
+            self._submit(partial(self._create, query, full, counts))
+        if merge:
+            self._merge_path(target, merge, counts, ends)
 
     def _resolve(self, prepared: list[Prepared]) -> None:
         """Look up the ids of endpoints not seen before in this write, label by label."""
@@ -212,16 +201,11 @@ class WriteRun:
         return create, merge
 
     def _merge_path(
-        self, key: tuple[Any, ...], entries: list[Prepared], counts: Any,
+        self, target: _Target, entries: list[Prepared], counts: Counts,
         ends: Callable[[Prepared], str],
     ) -> None:  # fmt: skip
-        kind, what, hash_tag = key
-        render = (
-            (lambda n: cypher.render(n, label=what, tag=hash_tag)) if kind == "node"
-            else (lambda n: cypher.render(n, edge=what, tag=hash_tag))
-        )  # fmt: skip
-        touch_q, pending_q, merge_q = (render(f"{kind}_{n}") for n in ("touch", "pending", "merge"))
-        skip_touch = bool(self.fresh.get(what if kind == "node" else what[0]))
+        touch_q, pending_q, merge_q = (target.render(n) for n in ("touch", "pending", "merge"))
+        skip_touch = self.fresh.get(target.name, False)  # only repeats of this write: merge
         for chunk in self._chunks(entries):
             light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
             props = [p.props for p in chunk]  # full rows are made only for what changed
@@ -230,12 +214,12 @@ class WriteRun:
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
-    def _create(self, query: cypher.Query, rows: list[str], counts: Any) -> None:
+    def _create(self, query: cypher.Query, rows: list[str], counts: Counts) -> None:
         out = self.w._write(query, self._params(rows))
         counts.created += int(out[0]["created"] or 0) if out else 0
         self._advance(len(rows))
 
-    def _reference(self, query: cypher.Query, rows: list[str], counts: Any) -> None:
+    def _reference(self, query: cypher.Query, rows: list[str], counts: Counts) -> None:
         out = self.w._write(query, self._params(rows))[0]
         created = int(out["created"] or 0)
         counts.created += created
@@ -244,7 +228,7 @@ class WriteRun:
 
     def _touch_then_merge(
         self, touch_q: cypher.Query, pending_q: cypher.Query, merge_q: cypher.Query,
-        light: list[str], props: list[str], counts: Any, skip_touch: bool,
+        light: list[str], props: list[str], counts: Counts, skip_touch: bool,
     ) -> None:  # fmt: skip
         pending: set[int] | range = range(len(light))
         if not skip_touch:
@@ -262,6 +246,27 @@ class WriteRun:
             counts.created += created
             counts.updated += int(out["written"]) - created
         self._advance(len(light))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a query group writes: a label, or an edge (type, src, dst), with its hash tag."""
+
+    kind: str  # node | edge
+    what: Any
+    hash_tag: str
+    name: str
+    """The label or relationship type (what `_fresh` counts)."""
+    counter: str
+
+    def render(self, step: str) -> cypher.Query:
+        if self.kind == "node":
+            return cypher.render(f"node_{step}", label=self.what, tag=self.hash_tag)
+        return cypher.render(f"edge_{step}", edge=self.what, tag=self.hash_tag)
+
+
+def _keys(p: Prepared) -> str:
+    return p.keys
 
 
 def _grouped(prepared: list[Prepared]) -> dict[tuple[Any, ...], list[Prepared]]:

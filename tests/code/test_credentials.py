@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ import yaml
 from ollama_server import ollama_server
 from pydantic import SecretStr
 from qdrant_server import QdrantServer, qdrant_server
+from test_code_lane import _closed_port
 
 from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings
@@ -77,12 +77,6 @@ def test_every_qdrant_request_carries_the_api_key(
     paths = {path for _, path, _ in qdrant.seen}
     assert f"/collections/{settings.graph}_code/points" in paths
     assert f"/collections/{settings.memory_collection}/points/query" in paths
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_no_error_shows_a_credential(
