@@ -134,16 +134,34 @@ def _node_ident(rec: NodeRecord) -> tuple[Any, ...]:
     return (rec.label, key_of(rec.label)(rec.key))
 
 
+EdgeShape = tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any], tuple[Any, ...]],
+                  tuple[str, ...], int, int]  # fmt: skip
+_EDGE_SHAPES: dict[tuple[str, str, str], EdgeShape | None] = {}
+
+
+def _edge_shape(etype: str, src_label: str, dst_label: str) -> EdgeShape | None:
+    """Key getters, own key and key sizes of an (edge type, source, target) triple, once."""
+    triple = (etype, src_label, dst_label)
+    if triple not in _EDGE_SHAPES:
+        spec, src, dst = EDGES.get(etype), LABELS.get(src_label), LABELS.get(dst_label)
+        _EDGE_SHAPES[triple] = (
+            (key_of(src_label), key_of(dst_label), spec.keys, len(src.keys), len(dst.keys))
+            if spec is not None and src is not None and dst is not None
+            else None
+        )
+    return _EDGE_SHAPES[triple]
+
+
 def _edge_ident(rec: EdgeRecord) -> tuple[Any, ...]:
-    spec = EDGES.get(rec.type)
-    src, dst = LABELS.get(rec.src.label), LABELS.get(rec.dst.label)
-    if spec is None or src is None or dst is None:
+    src, dst = rec.src, rec.dst
+    shape = _edge_shape(rec.type, src.label, dst.label)
+    if shape is None:
         raise KeyError(rec.type)
-    if len(rec.src.key) != len(src.keys) or len(rec.dst.key) != len(dst.keys):
+    src_key_of, dst_key_of, own_keys, n_src, n_dst = shape
+    if len(src.key) != n_src or len(dst.key) != n_dst:
         raise KeyError(rec.type)
-    own = tuple(_plain(rec.props[k]) for k in spec.keys) if spec.keys else ()
-    src_key, dst_key = key_of(rec.src.label)(rec.src.key), key_of(rec.dst.label)(rec.dst.key)
-    return (rec.type, rec.src.label, src_key, rec.dst.label, dst_key, own)
+    own = tuple(_plain(rec.props[k]) for k in own_keys) if own_keys else ()
+    return (rec.type, src.label, src_key_of(src.key), dst.label, dst_key_of(dst.key), own)
 
 
 def _dedupe(
