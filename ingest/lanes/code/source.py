@@ -242,7 +242,7 @@ def load_repo(spec: RepoSpec, settings: Settings) -> RepoSnapshot:
         for path, _ in sf.files:
             unit = f"CodeUnit{{repo={snap.name!r}, path={path!r}}}"
             full = root / path
-            if full.is_symlink() and not full.resolve().is_relative_to(root):
+            if not full.resolve().is_relative_to(root):  # the file, or a folder on its path
                 msg = "a symlink out of the repo; skipped"
                 snap.problems.append(Rejection(unit, "source", msg, f"{snap.name}:{path}"))
                 continue
