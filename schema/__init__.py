@@ -10,6 +10,13 @@ from .model import (
     Status,
 )
 from .records import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Rejection
+from .text import (
+    MAX_KEY_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_PROPERTY_CHARS,
+    MAX_TEXT_CHARS,
+    text_problem,
+)
 from .validate import validate_edge, validate_node
 from .vocabulary import (
     CRITICALITY,
@@ -26,6 +33,10 @@ __all__ = [
     "HYPOTHESIS_STATES",
     "INTERNAL_PREFIX",
     "LABELS",
+    "MAX_KEY_CHARS",
+    "MAX_LABEL_CHARS",
+    "MAX_PROPERTY_CHARS",
+    "MAX_TEXT_CHARS",
     "MEMORY_ENTITY_TYPES",
     "PROVENANCE_FIELDS",
     "VERDICTS",
@@ -39,6 +50,7 @@ __all__ = [
     "Rejection",
     "Source",
     "Status",
+    "text_problem",
     "validate_edge",
     "validate_node",
 ]
