@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     api_token_file: Path | None = None
     """A mounted file holding the token (used when api_token is unset)."""
     api_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Request body limit: 413 beyond, whether the length is declared or the body chunked."""
+    api_docs_public: bool = False
+    """Serve /openapi.json, /docs and /redoc without the token (they need it by default)."""
     api_queue_size: int = Field(default=64, ge=1)
     api_workers: int = Field(default=2, ge=1, le=32)
     api_lease_wait_s: float = Field(default=30.0, ge=0)

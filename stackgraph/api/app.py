@@ -8,7 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
@@ -19,10 +21,10 @@ from stackgraph.rca.outcome import OutcomeWriter
 from stackgraph.store import GraphStore
 
 from .deps import load_token
-from .limits import BodyLimit
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, health, incidents, investigate, memory, tools
+from .routers.docs import OPENAPI_URL, docs_router
 from .service import IncidentService, PlanFn
 
 log = logging.getLogger(__name__)
@@ -122,18 +124,33 @@ def create_app(
             if own:
                 st.close()
 
+    public = settings.api_docs_public
     app = FastAPI(
         title="StackGraph",
         version="0.1.0",
         summary="Alert in, verified root cause out: plan, evidence, report, write-back.",
         lifespan=lifespan,
+        max_body_size=settings.api_max_body_bytes,  # 413, for chunked bodies too
+        openapi_url=OPENAPI_URL if public else None,
+        docs_url="/docs" if public else None,
+        redoc_url="/redoc" if public else None,
     )
     app.state.token = api_token
     app.state.metrics = metrics
     app.state.settings = settings
     app.state.memory = None
-    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     for router in (alerts.router, incidents.router, investigate.router, tools.router,
                    memory.router, health.router):  # fmt: skip
         app.include_router(router)
+    if not public:
+        app.include_router(docs_router(app))
     return app
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's 422, without echoing the input: it may be megabytes, or text that cannot
+    be encoded (a lone surrogate), and the message already names the field and the fault."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+    return JSONResponse({"detail": detail}, status_code=422)

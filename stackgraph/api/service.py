@@ -254,7 +254,9 @@ class IncidentService:
             incident.error = f"write-back failed: {exc}"
             incident.writeback = {"written": False, "error": str(exc)}
             return
-        incident.writeback = {"written": True, **report.as_dict()}
+        if report.rejected:  # written only if every record was; the rest are listed
+            self.metrics.writeback_failures.inc()
+        incident.writeback = {"written": not report.rejected, **report.as_dict()}
 
     def feedback(self, fingerprint: str, verdict: str, root_cause: str | None) -> Incident:
         incident = self.get(fingerprint)

@@ -177,7 +177,7 @@ def test_feedback_updates_the_outcome(client: TestClient, platform: GraphStore) 
     wait_done(client, "fp-c")
     r = client.post("/api/v1/incidents/fp-c/feedback", headers=AUTH,
                     json={"verdict": "confirmed", "root_cause": "no-such-thing"})  # fmt: skip
-    assert r.status_code == 422 and "no-such-thing" in r.json()["detail"]
+    assert r.status_code == 404 and "no-such-thing" in r.json()["detail"]
     r = client.post("/api/v1/incidents/fp-c/feedback", headers=AUTH,
                     json={"verdict": "confirmed", "root_cause": "payments-db"})  # fmt: skip
     assert r.status_code == 200 and r.json()["feedback"] == "confirmed"

@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, status
 from ..deps import Authed, ServiceDep
 from ..schemas import AlertmanagerWebhook, AlertsAccepted
 from ..service import QueueFull
-from .common import AUTH_RESPONSES, BUSY
+from .common import AUTH_RESPONSES, BODY, BUSY
 
 router = APIRouter(prefix="/api/v1", tags=["alerts"], dependencies=[Authed],
                    responses=AUTH_RESPONSES)  # fmt: skip
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/api/v1", tags=["alerts"], dependencies=[Authed],
 RETRY_AFTER_S = 10
 
 
-@router.post("/alerts", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
+@router.post("/alerts", status_code=status.HTTP_202_ACCEPTED, responses={**BUSY, **BODY})
 def receive_alerts(body: AlertmanagerWebhook, service: ServiceDep) -> AlertsAccepted:
     """Accept at once; investigate in the background. Re-sent firing alerts join their
     open incident; resolved alerts close it. A full queue answers 503 with Retry-After, so

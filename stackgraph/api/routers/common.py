@@ -10,6 +10,9 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "Missing or wrong bearer token."},
     413: {"model": Problem, "description": "Request body too large."},
 }
+BODY: dict[int | str, dict[str, Any]] = {
+    400: {"model": Problem, "description": "The body could not be read (e.g. not UTF-8)."}
+}
 BUSY: dict[int | str, dict[str, Any]] = {
     503: {
         "model": Problem,

@@ -7,13 +7,13 @@ from fastapi import APIRouter, HTTPException, status
 from ..deps import Authed, ServiceDep
 from ..schemas import InvestigateAccepted, InvestigateRequest
 from ..service import QueueFull
-from .common import AUTH_RESPONSES, BUSY
+from .common import AUTH_RESPONSES, BODY, BUSY
 
 router = APIRouter(prefix="/api/v1", tags=["investigate"], dependencies=[Authed],
                    responses=AUTH_RESPONSES)  # fmt: skip
 
 
-@router.post("/investigate", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
+@router.post("/investigate", status_code=status.HTTP_202_ACCEPTED, responses={**BUSY, **BODY})
 def investigate_adhoc(body: InvestigateRequest, service: ServiceDep) -> InvestigateAccepted:
     """The plan comes back at once; with `verify`, the agent's run is queued as an incident
     (`GET /api/v1/incidents/{fingerprint}`)."""

@@ -10,13 +10,13 @@ from stackgraph.rca.graph_query import query_stack_graph
 
 from ..deps import Authed, StoreDep
 from ..schemas import GraphAnswerView, GraphQuery
-from .common import AUTH_RESPONSES
+from .common import AUTH_RESPONSES, BODY
 
 router = APIRouter(prefix="/api/v1/tools", tags=["tools"], dependencies=[Authed],
                    responses=AUTH_RESPONSES)  # fmt: skip
 
 
-@router.post("/query_stack_graph")
+@router.post("/query_stack_graph", responses=BODY)
 def query_graph(body: GraphQuery, store: StoreDep) -> GraphAnswerView:
     """A service's neighbourhood, or the paths between two services, as sentences
     (`raw` adds the triples)."""
