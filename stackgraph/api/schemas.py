@@ -1,9 +1,9 @@
 """Request and response bodies of the HTTP API (pydantic; they make the OpenAPI).
 
 Request bodies are strict (`verify: 0` is not a bool, `endsAt: 0` not a time) and their
-text is checked before it travels (`stackgraph.schema.text_problem`): a NUL, a lone
-surrogate or another control character in a label, an annotation or a tool argument is a
-422 naming the field, and label names, values and annotations have length caps.
+text is checked before it travels (`stackgraph.inputs`): a NUL, a lone surrogate or another
+control character in a label, an annotation or a tool argument is a 422 naming the field,
+and label names, values and annotations have length caps.
 """
 
 from __future__ import annotations
@@ -11,93 +11,22 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    TypeAdapter,
-    WithJsonSchema,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
+from stackgraph.inputs import (
+    NAME_PATTERN,
+    Annotations,
+    Labels,
+    ShortText,
+    SomeLabels,
+    Text,
+    Time,
+    Whole,
+)
 from stackgraph.rca.model import Alert
-from stackgraph.schema import MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_problem
 
 _FINGERPRINT = r"^[A-Za-z0-9._-]{1,128}$"
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$"
-NAME_PATTERN = _NAME
-"""A service / datastore name as routes accept it."""
-
-
-def safe_text(value: str) -> str:
-    """Refuse text that may not travel (the message names the character and where)."""
-    problem = text_problem(value)
-    if problem:
-        raise ValueError(problem)
-    return value
-
-
-def _time_text(value: object) -> object:
-    """Times come as RFC 3339 text (Alertmanager's); a number is not one."""
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str):
-        raise ValueError("must be an RFC 3339 time string")
-    return _LAX_TIME.validate_python(value)
-
-
-_LAX_TIME: TypeAdapter[datetime] = TypeAdapter(datetime)
-
-
-def _whole(value: object) -> object:
-    """JSON says `2.0` is an integer; strict pydantic would refuse it (a bool stays refused)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-Whole = Annotated[int, BeforeValidator(_whole)]
-
-SAFE_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
-"""What `safe_text` lets through, as the OpenAPI document says it (clients and fuzzers)."""
-
-
-def _text_schema(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
-    return {"type": "string", "minLength": min_chars, "maxLength": max_chars,
-            "pattern": SAFE_PATTERN}  # fmt: skip
-
-
-_SAFE = AfterValidator(safe_text)
-LabelName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_LABEL_CHARS), _SAFE,
-                      WithJsonSchema(_text_schema(MAX_LABEL_CHARS, 1))]  # fmt: skip
-ShortText = Annotated[str, StringConstraints(max_length=MAX_LABEL_CHARS), _SAFE,
-                      WithJsonSchema(_text_schema(MAX_LABEL_CHARS))]  # fmt: skip
-"""A label value, a receiver, a URL: at most MAX_LABEL_CHARS."""
-Text = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS), _SAFE,
-                 WithJsonSchema(_text_schema(MAX_TEXT_CHARS))]  # fmt: skip
-"""Free text (an annotation, a question): newlines and tabs pass, other controls do not."""
-MAX_LABELS = 100
-
-
-def _map_schema(value_chars: int, min_items: int = 0) -> WithJsonSchema:
-    """Said as `propertyNames` + `additionalProperties` (pydantic would say
-    `patternProperties`, which leaves other names unconstrained)."""
-    return WithJsonSchema({
-        "type": "object", "propertyNames": _text_schema(MAX_LABEL_CHARS, 1),
-        "additionalProperties": _text_schema(value_chars), "minProperties": min_items,
-        "maxProperties": MAX_LABELS,
-    })  # fmt: skip
-
-
-Labels = Annotated[dict[LabelName, ShortText], Field(max_length=MAX_LABELS),
-                   _map_schema(MAX_LABEL_CHARS)]  # fmt: skip
-SomeLabels = Annotated[dict[LabelName, ShortText], Field(min_length=1, max_length=MAX_LABELS),
-                       _map_schema(MAX_LABEL_CHARS, 1)]  # fmt: skip
-Annotations = Annotated[dict[LabelName, Text], Field(max_length=MAX_LABELS),
-                        _map_schema(MAX_TEXT_CHARS)]  # fmt: skip
-Time = Annotated[datetime, BeforeValidator(_time_text)]
+_NAME = NAME_PATTERN
 _STRICT = ConfigDict(strict=True)
 
 

@@ -11,10 +11,11 @@ from fastapi import APIRouter, HTTPException, Query, Request, status
 from pydantic import AfterValidator
 
 from stackgraph.errors import StackGraphError
+from stackgraph.inputs import NAME_PATTERN, SAFE_PATTERN, safe_text
 from stackgraph.memory import MemoryHit, search
 
 from ..deps import Authed, StoreDep
-from ..schemas import NAME_PATTERN, SAFE_PATTERN, Problem, safe_text
+from ..schemas import Problem
 from .common import AUTH_RESPONSES
 
 log = logging.getLogger(__name__)
