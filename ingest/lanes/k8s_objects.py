@@ -26,6 +26,7 @@ from stackgraph.errors import InputError
 from stackgraph.schema import Rejection
 
 from .bounded_yaml import YamlLimitError, YamlLimits, load_document
+from .folder import files_under
 
 Obj = Mapping[str, Any]
 
@@ -70,22 +71,13 @@ def flatten(obj: Any) -> Iterable[dict[str, Any]]:
 
 
 def _files(root: Path, snap: Snapshot) -> list[Path]:
-    """Manifest files under `root`; one whose real path lies outside it (a symlink, or a
-    symlinked folder on its way) is a problem, not a file to read."""
     if root.is_file():
         return [root]
-    real = root.resolve()
-    found: list[Path] = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root)
-        if p.suffix.lower() not in MANIFEST_SUFFIXES or any(s.startswith(".") for s in rel.parts):
-            continue
-        if not p.resolve().is_relative_to(real):
-            msg = "is a symlink out of the manifests folder; not read"
-            snap.problems.append(Rejection(str(p), "file", msg, str(p)))
-        elif p.is_file():
-            found.append(p)
-    return found
+    files, outside = files_under(root, MANIFEST_SUFFIXES)
+    for p in outside:
+        msg = "is a symlink out of the manifests folder; not read"
+        snap.problems.append(Rejection(str(p), "file", msg, str(p)))
+    return files
 
 
 def load_manifests(path: Path, limits: YamlLimits = LIMITS) -> Snapshot:

@@ -36,6 +36,7 @@ import numpy as np
 
 from stackgraph.errors import InputError
 
+from ..folder import files_under
 from ._edges import USER_CLIENT, EdgeStat
 
 __all__ = ["Span", "load_spans", "parse_csv", "parse_jaeger", "parse_otlp", "stats_from_spans"]
@@ -260,6 +261,8 @@ def _parse_file(path: Path) -> list[Span]:
         return parse_csv(text, str(path))
     try:
         return _parse_json_doc(json.loads(text), str(path))
+    except RecursionError:
+        raise InputError(f"span file {path} is nested deeper than JSON is read") from None
     except json.JSONDecodeError as whole:
         # JSON Lines: one export request per line (the Collector's file exporter)
         out: list[Span] = []
@@ -268,6 +271,10 @@ def _parse_file(path: Path) -> list[Span]:
                 continue
             try:
                 doc = json.loads(line)
+            except RecursionError:
+                raise InputError(
+                    f"span file {path}:{n} is nested deeper than JSON is read"
+                ) from None
             except json.JSONDecodeError:
                 raise InputError(
                     f"span file {path}:{whole.lineno}:{whole.colno} is not JSON: {whole.msg}"
@@ -282,7 +289,9 @@ _SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv")
 def load_spans(path: Path) -> list[Span]:
     """Every span in a file, or in a folder's `.json`, `.jsonl`, `.ndjson`, `.csv` files."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+        files, outside = files_under(path, _SUFFIXES)
+        if outside:
+            raise InputError(f"span file {outside[0]} is a symlink out of {path}; not read")
         if not files:
             raise InputError(f"span folder {path} holds no {', '.join(_SUFFIXES)} files")
     elif path.is_file():
