@@ -24,6 +24,7 @@ from stackgraph.config import Settings
 from stackgraph.promql import PromQLNames
 from stackgraph.store import GraphStore
 
+from .ablation import ablations
 from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
 from .datasets.model import Case
@@ -95,9 +96,11 @@ def methods_for(cases: list[Case]) -> dict[str, Method]:
     return out
 
 
-def _score(replay: Replay, methods: dict[str, Method]) -> CaseResult:
+def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -> CaseResult:
     ranks = {"stackgraph": replay.ranking}
     seconds = {"stackgraph": replay.seconds["investigate"]}
+    if ablation:
+        ranks |= ablations(replay.plan, replay.case.services)
     for name, fn in methods.items():
         t = time.perf_counter()
         ranks[name] = fn(replay.observed)
@@ -117,8 +120,10 @@ def evaluate(
     manifests_root: Path | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    ablation: bool = False,
 ) -> dict[str, Any]:
-    """The scorecard of StackGraph and every baseline on the same cases, in one run."""
+    """The scorecard of StackGraph and every baseline on the same cases, in one run; with
+    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`)."""
     cases = load(name, path, adapter)[:limit]
     if manifests_root is None and path is not None:
         guess = Path(path).parent / "manifests"
@@ -151,7 +156,7 @@ def evaluate(
                         continue
                     for k, v in replay.seconds.items():
                         spent[f"{k}_s"] = spent.get(f"{k}_s", 0.0) + v
-                    results.append(_score(replay, methods))
+                    results.append(_score(replay, methods, ablation))
             finally:
                 replayer.close()
     n = max(1, len(results))

@@ -12,7 +12,7 @@ from .investigate import investigate, windows_for
 from .model import EDGE_PREFIX, Alert, Candidate, Evidence, MetricsSource, Plan
 from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
 from .planner import Planner
-from .signals import Signal
+from .scorers import Signal
 
 __all__ = [
     "DEFAULT",

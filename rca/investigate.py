@@ -1,8 +1,9 @@
 """`investigate(store, alert)` → a ranked, explained `Plan`. Fail-open by contract.
 
 alert labels → anchor Service → generators (k-hop neighbourhood, callers, deploys and
-changes, incident history, metric probes) → scorers (topology, telemetry, anomaly,
-change, history, PageRank blame) → one weighted combiner → ranked candidates.
+changes, incident history, metric probes) → scorers that vote or abstain (telemetry,
+anomaly, change, history, PageRank blame, traversal from the symptom, onset order) →
+reciprocal rank fusion, ties by topology → ranked candidates.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from stackgraph.store import GraphStore
 from .collect import GraphReader, clamp_hops, resolve_anchor
 from .facts import Facts, Request, Windows
 from .model import Alert, Candidate, MetricsSource, Plan
-from .pipeline import DEFAULT, Playbook, combine, gather, score
+from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
 
 
 def windows_for(
@@ -97,7 +98,12 @@ def investigate(
         ranked = combine(facts, signals, playbook)
     except Exception as exc:  # the fail-open boundary: any store/driver failure becomes a reason
         return plan(None, f"investigation failed open: {type(exc).__name__}: {exc}")
-    notes = list(facts.notes)
+    notes = [*facts.notes, *abstentions(signals)]
+    if baseline is not None and win.baseline != (float(baseline[0]), float(baseline[1])):
+        notes.append(
+            "the baseline asked for does not end before the alert window's end; "
+            f"the {playbook.baseline_span_s / 60:.0f} minutes before the alert window were used"
+        )
     reason = ""
     if len(facts.nodes) <= 1:
         reason = f"{anchor.name} has no known dependencies in the graph; only itself is ranked"

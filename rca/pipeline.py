@@ -1,8 +1,9 @@
-"""Playbooks: a declared pipeline of generators → scorers → one combiner.
+"""Playbooks: a declared pipeline of generators → scorers → reciprocal rank fusion.
 
-A playbook names its parts (from `GENERATORS` and `SCORERS`) and the weight of each
-signal in the blend; it is frozen, so a caller cannot change the default for everyone.
-Compose another one from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
+A playbook names its parts (from `GENERATORS` and `SCORERS`); every scorer but the priors
+votes, and `rca.fusion.rrf` fuses the votes (no hand-set weights). The priors only break
+ties. It is frozen, so a caller cannot change the default for everyone. Compose another one
+from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
 
     quick = DEFAULT.with_(name="no-probes", generators=("khop", "changes"))
     plan = investigate(store, alert, playbook=quick)
@@ -11,15 +12,27 @@ Compose another one from the same parts with `Playbook(...)` or `DEFAULT.with_(.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from .blame import blame
 from .collect import GENERATORS, GraphReader
 from .facts import Facts, Request
+from .fusion import rrf
 from .model import Candidate, Evidence
-from .signals import Scorer, Signal, all_nodes, anomaly, change, history, telemetry, topology
+from .scorers import (
+    Scorer,
+    Signal,
+    all_nodes,
+    anomaly,
+    blame,
+    change,
+    history,
+    onset,
+    telemetry,
+    topology,
+    traversal,
+)
 
 SCORERS: dict[str, Scorer] = {
     "topology": topology,
@@ -28,19 +41,21 @@ SCORERS: dict[str, Scorer] = {
     "change": change,
     "history": history,
     "blame": blame,
+    "traversal": traversal,
+    "onset": onset,
 }
-"""Named scorers. Order matters only in that `blame` reads `anomaly` and `telemetry`."""
+"""Named scorers. Order matters only in that blame and traversal read anomaly and telemetry."""
 
 
 @dataclass(frozen=True)
 class Playbook:
-    """A named, frozen recipe: which generators gather facts, which scorers judge them,
-    and how the signals blend into one score."""
+    """A named, frozen recipe: which generators gather facts, which scorers judge them, and
+    which of those are priors (tie-breakers) rather than votes."""
 
     name: str
     generators: tuple[str, ...]
     scorers: tuple[str, ...]
-    weights: Mapping[str, float] = field(default_factory=dict)
+    priors: tuple[str, ...] = ("topology",)
     alert_span_s: float = 600.0
     """Alert window when the alert gives no start: the 10 minutes before `at`."""
     alert_lead_s: float = 300.0
@@ -51,11 +66,13 @@ class Playbook:
 
     def __post_init__(self) -> None:
         unknown = [g for g in self.generators if g not in GENERATORS]
-        unknown += [s for s in self.scorers if s not in SCORERS]
-        unknown += [w for w in self.weights if w not in SCORERS]
+        unknown += [s for s in (*self.scorers, *self.priors) if s not in SCORERS]
         if unknown:
             raise ValueError(f"playbook {self.name!r}: unknown part(s) {unknown}")
-        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+
+    @property
+    def voters(self) -> tuple[str, ...]:
+        return tuple(s for s in self.scorers if s not in self.priors)
 
     def with_(self, **changes: Any) -> Playbook:
         return replace(self, **changes)
@@ -64,16 +81,9 @@ class Playbook:
 DEFAULT = Playbook(
     name="default",
     generators=("khop", "callers", "changes", "history", "probes"),
-    scorers=("topology", "telemetry", "anomaly", "change", "history", "blame"),
-    weights={
-        "blame": 0.35,
-        "anomaly": 0.25,
-        "telemetry": 0.15,
-        "change": 0.12,
-        "topology": 0.08,
-        "history": 0.05,
-    },
-)
+    scorers=("topology", "telemetry", "anomaly", "change", "history", "blame", "traversal",
+             "onset"),
+)  # fmt: skip
 
 PLAYBOOKS: Mapping[str, Playbook] = MappingProxyType({DEFAULT.name: DEFAULT})
 
@@ -112,12 +122,17 @@ def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
 
 
 def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> list[Candidate]:
-    """Pure: the weighted blend, ranked (ties by name), each with its breakdown and proof."""
+    """Pure: the fused ranking (ties by the priors, then name), each candidate with every
+    scorer's vote in its breakdown, its evidence and how to check it."""
     nodes = all_nodes(facts)
+    fused = rrf(signals, playbook.voters)
     out: list[Candidate] = []
     for name, node in nodes.items():
-        breakdown = {s: round(float(signals[s].scores.get(name, 0.0)), 4) for s in playbook.scorers}
-        total = sum(playbook.weights.get(s, 0.0) * v for s, v in breakdown.items())
+        breakdown = {
+            s: round(float(signals[s].scores.get(name, 0.0)), 4)
+            for s in playbook.scorers
+            if s in playbook.priors or name in signals[s].scores
+        }
         evidence: list[Evidence] = []
         for s in playbook.scorers:
             evidence.extend(signals[s].evidence.get(name, ()))
@@ -125,7 +140,7 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
         out.append(
             Candidate(
                 service=name,
-                score=round(total, 4),
+                score=round(fused.get(name, 0.0), 5),
                 signals=breakdown,
                 paths=tuple(tuple(p) for p in paths),
                 evidence=tuple(evidence),
@@ -134,5 +149,11 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
                 position=node.position,
             )
         )
-    out.sort(key=lambda c: (-c.score, c.service))
+    prior = [signals[p].scores for p in playbook.priors]
+    out.sort(key=lambda c: (-c.score, *(-p.get(c.service, 0.0) for p in prior), c.service))
     return out
+
+
+def abstentions(signals: Mapping[str, Signal]) -> tuple[str, ...]:
+    """One note per scorer that judged nothing, saying why."""
+    return tuple(f"{n} abstained: {s.abstained}" for n, s in signals.items() if s.abstained)

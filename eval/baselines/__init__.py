@@ -49,6 +49,8 @@ def released_first(rank: Method) -> Method:
 
 
 def inputs_of(method: str) -> tuple[str, ...]:
+    if method.startswith("stackgraph-") or method.endswith(" alone"):
+        return ("the same plan's votes",)
     base = method.removesuffix(RELEASES)
     return (*INPUTS.get(base, ()), *(("releases",) if method.endswith(RELEASES) else ()))
 

@@ -1,0 +1,45 @@
+"""Reciprocal rank fusion: each voting scorer ranks the candidates it found evidence for,
+and a candidate's score is the sum of 1 / (RRF_K + rank) over the scorers that ranked it.
+
+Scale-free: a scorer's numbers only order its own candidates, so no noisy signal outvotes
+the rest by magnitude, and no weight is set by hand. A scorer that abstained, or a candidate
+it found nothing on, adds nothing. Tied candidates share the mean of their ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .scorers.signal import Signal
+
+__all__ = ["RRF_K", "fractional_ranks", "rrf"]
+
+RRF_K = 60.0
+"""Cormack, Clarke and Büttcher (SIGIR 2009); GALA+ fuses its RCA rankings with the same."""
+
+
+def fractional_ranks(scores: Mapping[str, float]) -> dict[str, float]:
+    """1-based ranks, highest score first; ties share the mean of their positions."""
+    order = sorted(scores.items(), key=lambda kv: -kv[1])
+    out: dict[str, float] = {}
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and order[j + 1][1] == order[i][1]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k][0]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def rrf(signals: Mapping[str, Signal], voters: Iterable[str]) -> dict[str, float]:
+    """The fused score of every candidate any voter ranked."""
+    fused: dict[str, float] = {}
+    for name in voters:
+        sig = signals.get(name)
+        if sig is None or sig.abstained:
+            continue
+        for node, rank in fractional_ranks(sig.scores).items():
+            fused[node] = fused.get(node, 0.0) + 1.0 / (RRF_K + rank)
+    return fused

@@ -1,0 +1,32 @@
+"""Scorers: pure functions from gathered facts to votes per candidate, with evidence, or an
+abstention saying why. Nothing here touches the store or the network.
+
+Each scorer may read the signals scored before it (blame and traversal read anomaly and
+telemetry); `rca.fusion` turns the votes into one ranking.
+"""
+
+from .anomaly import anomaly
+from .blame import blame
+from .change import change
+from .history import history
+from .onset import onset
+from .signal import STALE_FACTOR, Scorer, Signal, all_nodes, votes
+from .telemetry import telemetry
+from .topology import topology
+from .traversal import traversal
+
+__all__ = [
+    "STALE_FACTOR",
+    "Scorer",
+    "Signal",
+    "all_nodes",
+    "anomaly",
+    "blame",
+    "change",
+    "history",
+    "onset",
+    "telemetry",
+    "topology",
+    "traversal",
+    "votes",
+]

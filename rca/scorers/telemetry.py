@@ -1,0 +1,100 @@
+"""Telemetry on call edges: where errors and latency *start* (the frontier rule).
+
+A fault in S shows on the calls into S (latency added by a delayed network, errors returned
+by a bad release) and, propagated, on the calls into every caller of S. A candidate scores
+the strongest move on its incoming edges minus the strongest on its outgoing ones: high
+where edges into it moved and edges out of it did not. An edge's move is its own series'
+verdict (`rca.series.assess`: `from:` probes) where they exist; otherwise its absolute
+levels, which carry no change and count less (`edge_level`). Stale edges count half.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from ..facts import EdgeFact, Facts, ProbeSeries
+from ..model import EDGE_PREFIX, Evidence
+from ..series import assess
+from .signal import STALE_FACTOR, Signal, all_nodes, votes
+
+LATENCY_WEIGHT = 0.2
+"""Exclusive p95 without a baseline says where time goes, not that something broke: it only
+breaks ties."""
+ERROR_HALF = 0.02
+"""An exclusive edge error rate of 2% scores 0.5."""
+
+
+def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
+    """The per-edge series among the probes, keyed (caller, callee)."""
+    out: dict[tuple[str, str], list[ProbeSeries]] = defaultdict(list)
+    for callee, series in facts.probes.items():
+        for s in series:
+            if s.name.startswith(EDGE_PREFIX):
+                out[(s.name[len(EDGE_PREFIX) :], callee)].append(s)
+    return out
+
+
+def _edge_move(
+    series: list[ProbeSeries], window: tuple[float, float] | None
+) -> tuple[float, str] | None:
+    """The strongest move among an edge's latency/error series (None: no such series)."""
+    found = [assess(s, window) for s in series if s.kind in ("latency", "errors")]
+    if not found:
+        return None
+    best = max(found, key=lambda t: t.effect)
+    return best.effect, best.phrase
+
+
+def edge_level(e: EdgeFact, out_err: float, lat_ref: float) -> float:
+    """Without a baseline: the edge's error rate beyond what the callee gets from its own
+    callees, and (weakly) its p95 relative to the largest p95 in the neighbourhood."""
+    excl_err = max(0.0, (e.error_rate or 0.0) - out_err)
+    err_s = excl_err / (excl_err + ERROR_HALF)
+    lat_s = (e.latency_p95_ms or 0.0) / lat_ref if lat_ref > 0 else 0.0
+    return max(err_s, LATENCY_WEIGHT * lat_s)
+
+
+def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """The frontier rule on call edges (module docstring)."""
+    if not facts.edges:
+        return votes("telemetry", {}, abstained="no call edges around the anchor")
+    nodes = all_nodes(facts)
+    series = edge_probes(facts)
+    window = facts.windows.alert if facts.windows else None
+    outgoing: dict[str, list[EdgeFact]] = defaultdict(list)
+    for e in facts.edges:
+        outgoing[e.src].append(e)
+    lat_ref = max((e.latency_p95_ms or 0.0 for e in facts.edges), default=0.0)
+    strength: dict[tuple[str, str], float] = {}
+    why: dict[tuple[str, str], str] = {}
+    for e in facts.edges:
+        key = (e.src, e.dst)
+        move = _edge_move(series.get(key, []), window)
+        if move is not None:
+            v, why[key] = move
+        else:
+            out_err = max((o.error_rate or 0.0 for o in outgoing[e.dst]), default=0.0)
+            v = edge_level(e, out_err, lat_ref)
+            lat = f", p95 {e.latency_p95_ms:.0f} ms" if e.latency_p95_ms is not None else ""
+            why[key] = f"error rate {100 * (e.error_rate or 0.0):.1f}%{lat} (no baseline)"
+        strength[key] = max(strength.get(key, 0.0), v * (STALE_FACTOR if e.stale else 1.0))
+    into: dict[str, list[tuple[float, EdgeFact]]] = defaultdict(list)
+    for e in facts.edges:
+        into[e.dst].append((strength[(e.src, e.dst)], e))
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for name in nodes:
+        out_s = max((strength[(o.src, o.dst)] for o in outgoing[name]), default=0.0)
+        best_in, best_edge = max(into[name], key=lambda t: t[0], default=(0.0, None))
+        scores[name] = max(0.0, best_in - out_s)
+        if best_edge is not None and scores[name] > 0:
+            e = best_edge
+            stale = " (Stale: halved)" if e.stale else ""
+            summary = (f"{e.src}→{e.dst} {why[(e.src, e.dst)]}{stale}; "
+                       f"strongest edge out of {name}: {out_s:.2f}")  # fmt: skip
+            evidence[name] = (
+                Evidence("telemetry", summary, e.source or "graph", round(scores[name], 4),
+                         f"{e.type}:{e.src}->{e.dst}", e.status, e.last_seen),
+            )  # fmt: skip
+    return votes("telemetry", scores, evidence)
