@@ -107,7 +107,8 @@ def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -
         seconds[name] = time.perf_counter() - t
     notes = [*replay.notes, *replay.plan.notes]
     fail_open = (replay.plan.reason or "no candidates") if replay.failed_open else None
-    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes)
+    votes = {c.service: dict(c.signals) for c in replay.plan.candidates} if ablation else {}
+    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes, votes)
 
 
 def evaluate(

@@ -150,7 +150,10 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
             )
         )
     prior = [signals[p].scores for p in playbook.priors]
-    out.sort(key=lambda c: (-c.score, *(-p.get(c.service, 0.0) for p in prior), c.service))
+    out.sort(
+        key=lambda c: (-fused.get(c.service, 0.0), *(-p.get(c.service, 0.0) for p in prior),
+                       c.service)
+    )  # fmt: skip
     return out
 
 
