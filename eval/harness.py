@@ -28,6 +28,7 @@ from .ablation import ablations
 from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
 from .datasets.model import Case
+from .lane_files import write_logs
 from .openmetrics import place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
@@ -141,10 +142,13 @@ def evaluate(
             stats = write_openmetrics(cases, fh, PromQLNames.from_settings(settings))
         spent["openmetrics_s"] = time.perf_counter() - t
         t = time.perf_counter()
+        logs = Path(tmp) / "logs"
+        lines = write_logs(logs / "lines.jsonl", (r for c in cases for r in c.logs))
         with running_prometheus(Path(tmp), om) as url:
             spent["backfill_s"] = time.perf_counter() - t
-            replayer = Replayer(store, settings.model_copy(update={"prometheus_url": url}),
-                                manifests_root)  # fmt: skip
+            sources = {"prometheus_url": url, "loki_url": None,
+                       "logs_path": logs if lines else None}  # fmt: skip
+            replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
             try:
                 for i, case in enumerate(cases):
                     if progress is not None:
@@ -164,6 +168,7 @@ def evaluate(
     cost = {
         "series": stats.series,
         "samples": stats.samples,
+        "log_lines": lines,
         "openmetrics_s": round(spent.pop("openmetrics_s"), 2),
         "backfill_s": round(spent.pop("backfill_s"), 2),
         **{f"{k.removesuffix('_s')}_s_per_case": round(v / n, 3) for k, v in spent.items()},

@@ -2,13 +2,15 @@
 
 Releases become a Flux status dump (one HelmRelease per released service, its
 `status.history` newest first), read by the `change` lane; catalog criticality becomes a
-catalog file, read by the `catalog` lane. Pure builders plus one writer; nothing here
-reaches the graph (the lanes and the writer do).
+catalog file, read by the `catalog` lane; log lines become logcli JSON Lines, read by the
+read path's file log source (`rca.sources.FileLogs`). Pure builders plus writers; nothing
+here reaches the graph (the lanes and the writer do).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -17,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from .datasets.model import ChangeEvent
+from .datasets.model import ChangeEvent, LogRecord
 
-__all__ = ["catalog_doc", "helm_releases", "write_yaml"]
+__all__ = ["catalog_doc", "helm_releases", "write_logs", "write_yaml"]
 
 
 def _iso(t: float) -> str:
@@ -69,3 +71,20 @@ def write_yaml(path: Path, docs: list[dict[str, Any]] | dict[str, Any]) -> Path:
     items = docs if isinstance(docs, list) else [docs]
     path.write_text(yaml.safe_dump_all(items, sort_keys=False), encoding="utf-8")
     return path
+
+
+def write_logs(path: Path, records: Iterable[LogRecord]) -> int:
+    """Log lines as logcli JSON Lines (`timestamp` in ns, `labels`, `line`), each line
+    once; returns how many were written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    seen: set[tuple[float, str, str, str]] = set()
+    with path.open("w", encoding="utf-8") as fh:
+        for r in sorted(records, key=lambda r: r.t):
+            key = (r.t, r.service, r.span_id, r.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            labels = {"service_name": r.service, "trace_id": r.trace_id, "span_id": r.span_id}
+            doc = {"timestamp": str(round(r.t * 1e9)), "labels": labels, "line": r.line}
+            fh.write(json.dumps(doc) + "\n")
+    return len(seen)

@@ -93,3 +93,24 @@ class MetricsSource(Protocol):
     ) -> Sequence[tuple[float, float]]:
         """(epoch seconds, value) pairs with start <= t <= end, oldest first."""
         ...
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One log line of a service: when, its level word (ERROR, WARN, ..., or ""), its text,
+    and the trace and span it was written in, when it says."""
+
+    t: float
+    service: str
+    level: str
+    text: str
+    trace_id: str = ""
+    span_id: str = ""
+
+
+class LogSource(Protocol):
+    """A service's log lines at investigation time (`rca.sources.logs`: Loki or files)."""
+
+    def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:
+        """Lines with start <= t <= end, oldest first, at most `rca.sources.logs.MAX_LINES`."""
+        ...

@@ -28,6 +28,7 @@ from .scorers import (
     blame,
     change,
     history,
+    logs,
     onset,
     telemetry,
     topology,
@@ -43,6 +44,7 @@ SCORERS: dict[str, Scorer] = {
     "blame": blame,
     "traversal": traversal,
     "onset": onset,
+    "logs": logs,
 }
 """Named scorers. Order matters only in that blame and traversal read anomaly and telemetry."""
 
@@ -80,9 +82,9 @@ class Playbook:
 
 DEFAULT = Playbook(
     name="default",
-    generators=("khop", "callers", "changes", "history", "probes"),
+    generators=("khop", "callers", "changes", "history", "probes", "logs"),
     scorers=("topology", "telemetry", "anomaly", "change", "history", "blame", "traversal",
-             "onset"),
+             "onset", "logs"),
 )  # fmt: skip
 
 PLAYBOOKS: Mapping[str, Playbook] = MappingProxyType({DEFAULT.name: DEFAULT})

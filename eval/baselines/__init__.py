@@ -25,7 +25,11 @@ BASELINES: dict[str, Method] = {
 }
 
 INPUTS: Mapping[str, tuple[str, ...]] = {
-    "stackgraph": ("graph (catalog, infra, change, telemetry lanes)", "Prometheus probes"),
+    "stackgraph": (
+        "graph (catalog, infra, change, telemetry lanes)",
+        "Prometheus probes",
+        "log lines where the dataset has them",
+    ),
     "random": ("service list",),
     "largest-anomaly": ("Prometheus series",),
     "microrca": ("Prometheus series", "call graph (Tempo)"),

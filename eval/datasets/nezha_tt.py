@@ -2,7 +2,9 @@
 
 Layout, fault list, pod signals and what is left out: `_nezha_format`. Besides, per date,
 ``rca_data/<date>/trace/HH_MM_trace.csv[.gz]`` (spans starting in the minute ending at
-HH:MM: three minutes per fault) and, in ``construct_data/<date>/trace/``, fault-free minutes.
+HH:MM: three minutes per fault), ``log/HH_MM_log.csv[.gz]`` (the log lines of those minutes,
+each with the trace and span it was written in) and, in ``construct_data/<date>/``, the same
+for fault-free minutes.
 
 * Root cause = the injected pod's service; windows: the shared rule in ``_common`` (faults
   follow each other within minutes); ``timeline`` = the date.
@@ -17,8 +19,11 @@ HH:MM: three minutes per fault) and, in ``construct_data/<date>/trace/``, fault-
   from ``front_service.csv`` every minute (not from its root spans, which cover three minutes
   a fault): both latencies = ``LatencyP95(s)``; ``requests`` = its ``PodWorkload(Ops)``; its
   ``SuccessRate(%)`` is 0 throughout the shared day (no measurement: left out).
-* Services: the pods with metric files (one pod each); spans of other services (none on
-  the shared day) are left out.
+* Logs: every line of the known services as Loki would hold it (``LogRecord``: time, service,
+  the raw line, trace and span id), read at investigation time through the log source;
+  like the spans, they exist only around each fault and in the fault-free minutes.
+* Services: the pods with metric files (one pod each); spans and lines of other services
+  (none on the shared day) are left out.
 """
 
 from __future__ import annotations
@@ -40,15 +45,16 @@ from ._common import (
     cut,
     entry_service,
     neighbours,
+    read_csv,
     require_dir,
     spread_to_callers,
 )
 from ._nezha_format import faults, front_kpi, hms, pod_to_service, read_pods
-from .model import USER, CallEdge, Case, DatasetError, MetricSeries, series
+from .model import USER, CallEdge, Case, DatasetError, LogRecord, MetricSeries, series
 
 NAME = "nezha-tt"
 MANIFESTS = "train-ticket/nezha-augmented"
-_MINUTE_FILE = re.compile(r"^(?P<h>\d\d)_(?P<m>\d\d)_trace\.csv(\.gz)?$")
+_MINUTE_FILE = re.compile(r"^(?P<h>\d\d)_(?P<m>\d\d)_(trace|log)\.csv(\.gz)?$")
 
 
 @dataclass
@@ -59,6 +65,7 @@ class _Day:
     series: list[MetricSeries]
     start: float
     end: float
+    logs: list[LogRecord]
 
 
 def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
@@ -89,11 +96,28 @@ def _span_series(
                 points[(client, s.server)].append((end, s.trace_count / 60.0, p95))
     out: list[MetricSeries] = []
     for (client, server), pts in sorted(points.items()):
-        t, rps, p95 = (np.array(col, dtype=float) for col in zip(*sorted(pts), strict=True))
-        out.append(series(server, "requests", t, rps, client))
-        out.append(series(server, "latency_server", t, p95, client))
+        cols = np.array(sorted(pts), dtype=float)
+        out.append(series(server, "requests", cols[:, 0], cols[:, 1], client))
+        out.append(series(server, "latency_server", cols[:, 0], cols[:, 2], client))
     edges = sorted(e for e in points if e[0] != USER)
     return edges, out
+
+
+def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[LogRecord]:
+    """Every log line of the known services, by the line's own nanosecond time."""
+    out: list[LogRecord] = []
+    for _, path in files:
+        header, rows = read_csv(path)
+        try:
+            ti, pi, li = (header.index(c) for c in ("TimeUnixNano", "PodName", "Log"))
+            tr, sp = header.index("TraceID"), header.index("SpanID")
+        except ValueError as exc:
+            raise DatasetError(f"{path}: {exc}") from exc
+        for r in rows:
+            svc = pod_to_service(r[pi])
+            if svc in services and len(r) > li:
+                out.append(LogRecord(int(r[ti]) / 1e9, svc, r[li], r[tr], r[sp]))
+    return sorted(out, key=lambda x: x.t)
 
 
 def _load_day(root: Path, date: str) -> _Day:
@@ -113,7 +137,11 @@ def _load_day(root: Path, date: str) -> _Day:
         *spread_to_callers(entry, edges, wt, requests=workload),
     ]  # fmt: skip
     out = [s for s in spans if s.client != USER]  # the KPI, every minute, stands for them
-    return _Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end)
+    log_files = _minute_files(root / "rca_data" / date / "log", date)
+    log_files += _minute_files(root / "construct_data" / date / "log", date)
+    logs = _logs(log_files, pods.services)
+    return _Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end,
+                logs)  # fmt: skip
 
 
 def load(path: Path) -> list[Case]:
@@ -150,6 +178,7 @@ def load(path: Path) -> list[Case]:
                 changes=(),
                 manifests=MANIFESTS,
                 timeline=date,
+                logs=tuple(x for x in day.logs if bw[0] <= x.t < aw[1]),
             )
         )
     return cases

@@ -9,6 +9,7 @@ from .anomaly import anomaly
 from .blame import blame
 from .change import change
 from .history import history
+from .logs import logs
 from .onset import onset
 from .signal import STALE_FACTOR, Scorer, Signal, all_nodes, votes
 from .telemetry import telemetry
@@ -24,6 +25,7 @@ __all__ = [
     "blame",
     "change",
     "history",
+    "logs",
     "onset",
     "telemetry",
     "topology",

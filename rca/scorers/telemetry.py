@@ -4,8 +4,10 @@ A fault in S shows on the calls into S (latency added by a delayed network, erro
 by a bad release) and, propagated, on the calls into every caller of S. A candidate scores
 the strongest move on its incoming edges minus the strongest on its outgoing ones: high
 where edges into it moved and edges out of it did not. An edge's move is its own series'
-verdict (`rca.series.assess`: `from:` probes) where they exist; otherwise its absolute
-levels, which carry no change and count less (`edge_level`). Stale edges count half.
+verdict (`rca.series.assess`: `from:` probes). A snapshot of levels carries no change, so
+it is no evidence of a fault where a metrics source could have shown one: an edge without
+series then says nothing. Only when nothing was probed at all (no metrics source) do the
+levels stand in (`edge_level`, weakly). Stale edges count half.
 """
 
 from __future__ import annotations
@@ -46,6 +48,18 @@ def _edge_move(
     return best.effect, best.phrase
 
 
+def edge_moves(facts: Facts) -> dict[tuple[str, str], float]:
+    """How far each edge's own series moved out of their band (0: in band); edges without
+    series are left out."""
+    window = facts.windows.alert if facts.windows else None
+    out: dict[tuple[str, str], float] = {}
+    for key, series in edge_probes(facts).items():
+        move = _edge_move(series, window)
+        if move is not None:
+            out[key] = move[0]
+    return out
+
+
 def edge_level(e: EdgeFact, out_err: float, lat_ref: float) -> float:
     """Without a baseline: the edge's error rate beyond what the callee gets from its own
     callees, and (weakly) its p95 relative to the largest p95 in the neighbourhood."""
@@ -68,11 +82,14 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     lat_ref = max((e.latency_p95_ms or 0.0 for e in facts.edges), default=0.0)
     strength: dict[tuple[str, str], float] = {}
     why: dict[tuple[str, str], str] = {}
+    probed = any(facts.probes.values())
     for e in facts.edges:
         key = (e.src, e.dst)
         move = _edge_move(series.get(key, []), window)
         if move is not None:
             v, why[key] = move
+        elif probed:
+            v, why[key] = 0.0, "no series of this edge"
         else:
             out_err = max((o.error_rate or 0.0 for o in outgoing[e.dst]), default=0.0)
             v = edge_level(e, out_err, lat_ref)

@@ -9,9 +9,18 @@ from __future__ import annotations
 from stackgraph.config import Settings
 
 from ..model import MetricsSource
+from .logs import FileLogs, LokiLogs, logs_from_settings
 from .prometheus import BUILTIN_KINDS, TEMPLATES, PrometheusMetrics
 
-__all__ = ["BUILTIN_KINDS", "TEMPLATES", "PrometheusMetrics", "metrics_from_settings"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "TEMPLATES",
+    "FileLogs",
+    "LokiLogs",
+    "PrometheusMetrics",
+    "logs_from_settings",
+    "metrics_from_settings",
+]
 
 
 def metrics_from_settings(settings: Settings) -> MetricsSource | None:

@@ -80,7 +80,7 @@ def test_root_cause_downstream_beats_critical_healthy_neighbour(store: GraphStor
     assert names(plan)[0] == "payment"
     top = plan.candidates[0]
     assert top.paths[0] == ("frontend", "checkout", "payment")
-    assert {"topology", "telemetry", "blame", "traversal"} <= set(top.signals)
+    assert {"topology", "telemetry", "blame"} <= set(top.signals)
     assert names(plan).index("payment") < names(plan).index("catalog")
     tele = [e for e in top.evidence if e.signal == "telemetry"]
     assert tele and tele[0].source == "Synthetic" and tele[0].status == "Active"
