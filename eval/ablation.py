@@ -7,20 +7,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stackgraph.rca import DEFAULT, Plan, Playbook
-from stackgraph.rca.fusion import rrf
+from stackgraph.rca.fusion import by_source, rrf
 from stackgraph.rca.scorers import Signal
 
 __all__ = ["ablations"]
 
 
-def _ranking(plan: Plan, voters: Sequence[str], services: Sequence[str], prior: str) -> list[str]:
+def _ranking(
+    plan: Plan, voters: Sequence[str], services: Sequence[str], playbook: Playbook
+) -> list[str]:
     signals = {
         v: Signal(v, {c.service: c.signals[v] for c in plan.candidates if v in c.signals})
         for v in voters
     }
-    fused = rrf(signals, voters)
+    fused = by_source(signals, voters, playbook.sources)
+    views = rrf(signals, voters)
+    prior = playbook.priors[0] if playbook.priors else ""
     tie = {c.service: c.signals.get(prior, 0.0) for c in plan.candidates}
-    ranked = sorted((s for s in services if s in fused), key=lambda s: (-fused[s], -tie[s], s))
+    ranked = sorted((s for s in services if s in fused),
+                    key=lambda s: (-fused[s], -views.get(s, 0.0), -tie[s], s))  # fmt: skip
     return ranked + sorted(s for s in services if s not in fused)
 
 
@@ -28,10 +33,9 @@ def ablations(
     plan: Plan, services: Sequence[str], playbook: Playbook = DEFAULT
 ) -> dict[str, list[str]]:
     """`stackgraph-<v>` and `<v> alone` for every voter v of the playbook."""
-    prior = playbook.priors[0] if playbook.priors else ""
     out: dict[str, list[str]] = {}
     for v in playbook.voters:
         out[f"stackgraph-{v}"] = _ranking(plan, [u for u in playbook.voters if u != v],
-                                          services, prior)  # fmt: skip
-        out[f"{v} alone"] = _ranking(plan, [v], services, prior)
+                                          services, playbook)  # fmt: skip
+        out[f"{v} alone"] = _ranking(plan, [v], services, playbook)
     return out

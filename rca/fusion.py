@@ -1,9 +1,15 @@
 """Reciprocal rank fusion: each voting scorer ranks the candidates it found evidence for,
-and a candidate's score is the sum of 1 / (RRF_K + rank) over the scorers that ranked it.
+and a candidate's score is the sum of 1 / (RRF_K + rank) over the rankings that hold it.
 
 Scale-free: a scorer's numbers only order its own candidates, so no noisy signal outvotes
 the rest by magnitude, and no weight is set by hand. A scorer that abstained, or a candidate
 it found nothing on, adds nothing. Tied candidates share the mean of their ranks.
+
+Fused in two steps, by data source (`by_source`): first the scorers reading one source
+(the metrics behind anomaly, telemetry, blame, traversal and onset; the changes; the logs;
+past outcomes) into one ranking per source, then those rankings into one. Scorers reading
+the same data are not independent witnesses, so five views of the metrics count once,
+beside one view of the changes, as lines of evidence do for the agent.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from .scorers.signal import Signal
 
-__all__ = ["RRF_K", "fractional_ranks", "rrf"]
+__all__ = ["RRF_K", "by_source", "fractional_ranks", "rrf"]
 
 RRF_K = 60.0
 """Cormack, Clarke and Büttcher (SIGIR 2009); GALA+ fuses its RCA rankings with the same."""
@@ -43,3 +49,17 @@ def rrf(signals: Mapping[str, Signal], voters: Iterable[str]) -> dict[str, float
         for node, rank in fractional_ranks(sig.scores).items():
             fused[node] = fused.get(node, 0.0) + 1.0 / (RRF_K + rank)
     return fused
+
+
+def by_source(
+    signals: Mapping[str, Signal], voters: Iterable[str], source_of: Mapping[str, str]
+) -> dict[str, float]:
+    """RRF within each data source, then RRF of the per-source rankings (module docstring);
+    a voter without a declared source is a source of its own."""
+    groups: dict[str, list[str]] = {}
+    for name in voters:
+        groups.setdefault(source_of.get(name, name), []).append(name)
+    per_source = {
+        source: Signal(source, rrf(signals, members)) for source, members in groups.items()
+    }
+    return rrf(per_source, list(per_source))

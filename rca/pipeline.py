@@ -1,9 +1,10 @@
 """Playbooks: a declared pipeline of generators → scorers → reciprocal rank fusion.
 
 A playbook names its parts (from `GENERATORS` and `SCORERS`); every scorer but the priors
-votes, and `rca.fusion.rrf` fuses the votes (no hand-set weights). The priors only break
-ties. It is frozen, so a caller cannot change the default for everyone. Compose another one
-from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
+votes, and `rca.fusion.by_source` fuses the votes, once per data source (no hand-set
+weights). The priors only break ties. It is frozen, so a caller cannot change the default
+for everyone. Compose another one from the same parts with `Playbook(...)` or
+`DEFAULT.with_(...)`.
 
     quick = DEFAULT.with_(name="no-probes", generators=("khop", "changes"))
     plan = investigate(store, alert, playbook=quick)
@@ -12,13 +13,13 @@ from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from .collect import GENERATORS, GraphReader
 from .facts import Facts, Request
-from .fusion import rrf
+from .fusion import by_source, rrf
 from .model import Candidate, Evidence
 from .scorers import (
     Scorer,
@@ -48,6 +49,19 @@ SCORERS: dict[str, Scorer] = {
 }
 """Named scorers. Order matters only in that blame and traversal read anomaly and telemetry."""
 
+SOURCES: Mapping[str, str] = MappingProxyType({
+    "telemetry": "metrics",
+    "anomaly": "metrics",
+    "blame": "metrics",
+    "traversal": "metrics",
+    "onset": "metrics",
+    "change": "changes",
+    "history": "outcomes",
+    "logs": "logs",
+})  # fmt: skip
+"""The data each voter reads: the metrics source's series and Tempo's graph, the change
+lane's releases, past validated outcomes, log lines."""
+
 
 @dataclass(frozen=True)
 class Playbook:
@@ -58,6 +72,8 @@ class Playbook:
     generators: tuple[str, ...]
     scorers: tuple[str, ...]
     priors: tuple[str, ...] = ("topology",)
+    sources: Mapping[str, str] = field(default_factory=lambda: dict(SOURCES))
+    """Scorer → the data source it reads; the fusion counts each source once (`by_source`)."""
     alert_span_s: float = 600.0
     """Alert window when the alert gives no start: the 10 minutes before `at`."""
     alert_lead_s: float = 300.0
@@ -68,9 +84,10 @@ class Playbook:
 
     def __post_init__(self) -> None:
         unknown = [g for g in self.generators if g not in GENERATORS]
-        unknown += [s for s in (*self.scorers, *self.priors) if s not in SCORERS]
+        unknown += [s for s in (*self.scorers, *self.priors, *self.sources) if s not in SCORERS]
         if unknown:
             raise ValueError(f"playbook {self.name!r}: unknown part(s) {unknown}")
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
 
     @property
     def voters(self) -> tuple[str, ...]:
@@ -124,10 +141,12 @@ def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
 
 
 def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> list[Candidate]:
-    """Pure: the fused ranking (ties by the priors, then name), each candidate with every
-    scorer's vote in its breakdown, its evidence and how to check it."""
+    """Pure: the fused ranking, each candidate with every scorer's vote in its breakdown,
+    its evidence and how to check it. Equal fused scores go to the candidate more views
+    agree on (flat RRF over every voter), then to the priors, then by name."""
     nodes = all_nodes(facts)
-    fused = rrf(signals, playbook.voters)
+    fused = by_source(signals, playbook.voters, playbook.sources)
+    views = rrf(signals, playbook.voters)
     out: list[Candidate] = []
     for name, node in nodes.items():
         breakdown = {
@@ -153,8 +172,8 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
         )
     prior = [signals[p].scores for p in playbook.priors]
     out.sort(
-        key=lambda c: (-fused.get(c.service, 0.0), *(-p.get(c.service, 0.0) for p in prior),
-                       c.service)
+        key=lambda c: (-fused.get(c.service, 0.0), -views.get(c.service, 0.0),
+                       *(-p.get(c.service, 0.0) for p in prior), c.service)
     )  # fmt: skip
     return out
 

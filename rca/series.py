@@ -1,22 +1,27 @@
 """One metric series judged against its baseline, robust to the baselines real systems give.
 
-`assess(probe)` says whether the alert window left the baseline's band, how large the
-change is, when it started, and which case applied (the evidence repeats it):
+`assess(probe)` says whether the alert window left the baseline's band (its upper or lower
+half, so one stray point is no change), how large the change is, when its first point
+left the band, and which case applied (the evidence repeats it):
 
 | case | baseline | out of band when | effect |
 |---|---|---|---|
-| `noisy` | spread (MAD > 0) | >= OUT_Z robust units (1.4826·MAD) | relative change |
-| `flat` | constant, not zero | the level at least doubles or halves | relative change |
-| `from zero` | all zero | anything above zero | the smallest credible change (a doubling) |
+| `noisy` | spread (MAD > 0) | >= OUT_Z robust units, beyond every baseline point | relative |
+| `flat` | constant, not zero | the level at least doubles or halves | relative |
+| `from zero` | all zero | anything above zero | errors: their ratio; else a doubling |
 | `short` | fewer than MIN_POINTS points | — (no verdict) | — |
 
 The effect is the symmetric relative change (a - b) / (|a| + |b|) of the alert window's
 upper (or lower) half against the baseline median: scale-free, so series of different
 units and services compare, and bounded by 1, so no degenerate baseline can make it
-explode. A change from zero has no scale at all; it counts, but only as much as the least
-change a flat baseline needs (DOUBLING). Latency counts only once it doubles (a per-window
-percentile wanders by tens of percent). Latency and errors are judged upwards only (a
-service getting faster or failing less is no symptom); every other kind both ways.
+explode. A noisy series must also leave the range its baseline ever reached, so the
+three-sigma rule on a short, tight baseline does not call jitter a change. A change from
+zero has no scale, so it counts only as much as the least change a flat baseline needs
+(DOUBLING) — except for errors, a ratio with units of its own: errors appearing count by
+how many calls fail (ERROR_HALF, 2%, scores one half). Latency counts only once it doubles
+(a per-window percentile wanders by tens of percent). Latency and errors are judged
+upwards only (a service getting faster or failing less is no symptom); every other kind
+both ways.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from .facts import ProbeSeries
 
 __all__ = [
     "DOUBLING",
+    "ERROR_HALF",
     "MIN_POINTS",
     "OUT_Z",
     "SeriesTest",
@@ -47,6 +53,8 @@ MIN_POINTS = 3
 """A median and a spread need three points; with fewer the baseline says nothing."""
 DOUBLING = 1.0 / 3.0
 """The symmetric relative change of a doubling ((2b - b) / (2b + b)) or a halving."""
+ERROR_HALF = 0.02
+"""Errors appearing from none: a 2% failure ratio is half the strongest effect."""
 UPWARD_ONLY = ("latency", "errors")
 
 
@@ -102,7 +110,7 @@ def out_of_band(baseline: npt.ArrayLike, values: npt.ArrayLike, kind: str) -> np
     dev = deviations(b, a)
     spread = bool(np.median(np.abs(b - med)) > 0)
     if spread:
-        up, down = dev >= OUT_Z, dev <= -OUT_Z
+        up, down = (dev >= OUT_Z) & (a > b.max()), (dev <= -OUT_Z) & (a < b.min())
     elif med == 0:
         up, down = a > 0, a < 0
     else:  # flat: at least double or half the level
@@ -123,17 +131,18 @@ def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> Ser
     med = float(np.median(base))
     spread = float(np.median(np.abs(np.asarray(base) - med))) > 0
     case = "noisy" if spread else ("from zero" if med == 0 else "flat")
-    out = out_of_band(base, alert, probe.kind)
-    if not out.any():
-        return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: in band ({case})")
     hi, lo = upper_half(alert), _lower_half(alert)
-    up = relative_change(hi, med)
-    down = 0.0 if probe.kind in UPWARD_ONLY else -relative_change(lo, med)
+    summary = out_of_band(base, [hi, lo], probe.kind)  # the window's halves, not one point
+    up = relative_change(hi, med) if summary[0] else 0.0
+    down = -relative_change(lo, med) if summary[1] and probe.kind not in UPWARD_ONLY else 0.0
     effect = max(up, down)
-    if case == "from zero":
-        effect = DOUBLING
+    if effect > 0 and case == "from zero":
+        effect = hi / (hi + ERROR_HALF) if probe.kind == "errors" else DOUBLING
     if effect <= 0:
         return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: in band ({case})")
+    out = out_of_band(base, alert, probe.kind)
+    if not out.any():  # the halves left the band only together: the crossing is their span
+        out = np.ones(len(alert), dtype=bool)
     first = int(np.nonzero(out)[0][0])
     if len(probe.alert_times) == len(alert):
         onset: float | None = float(probe.alert_times[first])

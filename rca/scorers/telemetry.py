@@ -7,7 +7,7 @@ where edges into it moved and edges out of it did not. An edge's move is its own
 verdict (`rca.series.assess`: `from:` probes). A snapshot of levels carries no change, so
 it is no evidence of a fault where a metrics source could have shown one: an edge without
 series then says nothing. Only when nothing was probed at all (no metrics source) do the
-levels stand in (`edge_level`, weakly). Stale edges count half.
+levels stand in (`edge_level`: errors only). Stale edges count half.
 """
 
 from __future__ import annotations
@@ -17,14 +17,8 @@ from collections.abc import Mapping
 
 from ..facts import EdgeFact, Facts, ProbeSeries
 from ..model import EDGE_PREFIX, Evidence
-from ..series import assess
+from ..series import ERROR_HALF, assess
 from .signal import STALE_FACTOR, Signal, all_nodes, votes
-
-LATENCY_WEIGHT = 0.2
-"""Exclusive p95 without a baseline says where time goes, not that something broke: it only
-breaks ties."""
-ERROR_HALF = 0.02
-"""An exclusive edge error rate of 2% scores 0.5."""
 
 
 def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
@@ -60,13 +54,12 @@ def edge_moves(facts: Facts) -> dict[tuple[str, str], float]:
     return out
 
 
-def edge_level(e: EdgeFact, out_err: float, lat_ref: float) -> float:
+def edge_level(e: EdgeFact, out_err: float) -> float:
     """Without a baseline: the edge's error rate beyond what the callee gets from its own
-    callees, and (weakly) its p95 relative to the largest p95 in the neighbourhood."""
+    callees. A failing call is abnormal at any level; a p95 without a baseline only says
+    where time goes, not that something broke, so latency levels do not count."""
     excl_err = max(0.0, (e.error_rate or 0.0) - out_err)
-    err_s = excl_err / (excl_err + ERROR_HALF)
-    lat_s = (e.latency_p95_ms or 0.0) / lat_ref if lat_ref > 0 else 0.0
-    return max(err_s, LATENCY_WEIGHT * lat_s)
+    return excl_err / (excl_err + ERROR_HALF)
 
 
 def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -79,7 +72,6 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     outgoing: dict[str, list[EdgeFact]] = defaultdict(list)
     for e in facts.edges:
         outgoing[e.src].append(e)
-    lat_ref = max((e.latency_p95_ms or 0.0 for e in facts.edges), default=0.0)
     strength: dict[tuple[str, str], float] = {}
     why: dict[tuple[str, str], str] = {}
     probed = any(facts.probes.values())
@@ -92,7 +84,7 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             v, why[key] = 0.0, "no series of this edge"
         else:
             out_err = max((o.error_rate or 0.0 for o in outgoing[e.dst]), default=0.0)
-            v = edge_level(e, out_err, lat_ref)
+            v = edge_level(e, out_err)
             lat = f", p95 {e.latency_p95_ms:.0f} ms" if e.latency_p95_ms is not None else ""
             why[key] = f"error rate {100 * (e.error_rate or 0.0):.1f}%{lat} (no baseline)"
         strength[key] = max(strength.get(key, 0.0), v * (STALE_FACTOR if e.stale else 1.0))

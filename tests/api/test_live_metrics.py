@@ -1,7 +1,7 @@
 """`serve` ranks with live metrics from a real Prometheus (Debian's), and the ranking is
 what those metrics say: a service whose CPU and callers' edge latency jumped ranks first;
-with no Prometheus configured, only Tempo's latest p95 levels are left, and a service that
-is slow but always was (catalog) outranks it."""
+with no Prometheus configured, only Tempo's latest levels are left, which show no failing
+call, and the recent deploy of a healthy service outranks it."""
 
 from __future__ import annotations
 
@@ -108,7 +108,6 @@ def test_serve_ranks_with_live_metrics(
     without = _rank(settings, store)
     assert with_metrics[0] == "payment", with_metrics
     assert without.index("payment") > 0, without
-    assert without[0] == "catalog", without
 
 
 def test_cli_and_mcp_rank_with_live_metrics(

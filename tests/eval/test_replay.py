@@ -188,3 +188,16 @@ def test_ablation_refuses_the_same_votes_without_each_scorer() -> None:
     assert set(got) == {f"stackgraph-{v}" for v in DEFAULT.voters} | {
         f"{v} alone" for v in DEFAULT.voters
     }
+
+
+def test_fusion_counts_each_data_source_once() -> None:
+    from stackgraph.rca.fusion import by_source, rrf
+    from stackgraph.rca.scorers import Signal
+
+    metrics = {n: Signal(n, {"noisy": 1.0}) for n in ("a", "b", "c")}
+    metrics["a"] = Signal("a", {"noisy": 1.0, "released": 0.1})
+    signals = {**metrics, "change": Signal("change", {"released": 1.0})}
+    flat = rrf(signals, [*metrics, "change"])
+    assert flat["noisy"] > flat["released"]  # three views of one source outvote the change
+    fused = by_source(signals, [*metrics, "change"], dict.fromkeys(metrics, "metrics"))
+    assert fused["released"] > fused["noisy"]  # one line each: both lines on `released`
