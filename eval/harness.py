@@ -28,7 +28,7 @@ from .ablation import ablations
 from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
 from .datasets.model import Case
-from .lane_files import write_logs
+from .lane_files import write_logs, write_spans
 from .openmetrics import place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
@@ -142,12 +142,14 @@ def evaluate(
             stats = write_openmetrics(cases, fh, PromQLNames.from_settings(settings))
         spent["openmetrics_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        logs = Path(tmp) / "logs"
+        logs, traces = Path(tmp) / "logs", Path(tmp) / "spans"
         lines = write_logs(logs / "lines.jsonl", (r for c in cases for r in c.logs))
+        spans = write_spans(traces / "spans.csv", (s for c in cases for s in c.spans))
         with running_prometheus(Path(tmp), om) as url:
             spent["backfill_s"] = time.perf_counter() - t
             sources = {"prometheus_url": url, "loki_url": None,
-                       "logs_path": logs if lines else None}  # fmt: skip
+                       "logs_path": logs if lines else None,
+                       "traces_path": traces if spans else None}  # fmt: skip
             replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
             try:
                 for i, case in enumerate(cases):
@@ -169,6 +171,7 @@ def evaluate(
         "series": stats.series,
         "samples": stats.samples,
         "log_lines": lines,
+        "spans": spans,
         "openmetrics_s": round(spent.pop("openmetrics_s"), 2),
         "backfill_s": round(spent.pop("backfill_s"), 2),
         **{f"{k.removesuffix('_s')}_s_per_case": round(v / n, 3) for k, v in spent.items()},

@@ -90,6 +90,7 @@ def shifted(case: Case, dt: float) -> Case:
         changes=tuple(replace(c, at=c.at + dt) for c in case.changes),
         recorded_alert=None if case.recorded_alert is None else case.recorded_alert + dt,
         logs=tuple(replace(r, t=r.t + dt) for r in case.logs),
+        spans=tuple(replace(s, end_s=s.end_s + dt) for s in case.spans),
     )
 
 

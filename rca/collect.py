@@ -417,6 +417,20 @@ def logs(store: GraphReader, req: Request, facts: Facts) -> Facts:
     return replace(facts, logs=out, notes=facts.note(*notes))
 
 
+def traces(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Every service's spans in the baseline and alert windows, via SpanSource."""
+    source = req.spans
+    if source is None:
+        return replace(facts, notes=facts.note("no span source: trace structure not read"))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    try:
+        base = tuple(s for s in source.spans(b0, b1) if s.end_s < b1)
+        alert = tuple(source.spans(a0, a1))
+    except Exception as exc:  # a source is outside the graph; its failure leaves a partial plan
+        return replace(facts, notes=facts.note(f"spans failed: {type(exc).__name__}: {exc}"))
+    return replace(facts, traces=(base, alert))
+
+
 GENERATORS: dict[str, Generator] = {
     "khop": khop,
     "callers": callers,
@@ -424,5 +438,6 @@ GENERATORS: dict[str, Generator] = {
     "history": history,
     "probes": probes,
     "logs": logs,
+    "traces": traces,
 }
 """Named generators a playbook may list, in the order it lists them."""

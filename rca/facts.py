@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import Alert, LogLine, LogSource, MetricsSource
+from .model import Alert, LogLine, LogSource, MetricsSource, SpanSource
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Request:
     limit: int
     metrics: MetricsSource | None = None
     logs: LogSource | None = None
+    spans: SpanSource | None = None
     path_limit: int = 2000
     as_of: float | None = None
     """Answer on the graph as it was then (epoch seconds; None: now). Binds `$at`."""
@@ -120,6 +124,8 @@ class Facts:
         default_factory=dict
     )
     """Per candidate: its log lines in the baseline window and in the alert window."""
+    traces: tuple[Sequence[Span], Sequence[Span]] = ((), ())
+    """Every service's spans that ended in the baseline window, and in the alert window."""
     windows: Windows | None = None
     notes: tuple[str, ...] = ()
 

@@ -14,7 +14,7 @@ from stackgraph.store import GraphStore
 
 from .collect import GraphReader, clamp_hops, resolve_anchor
 from .facts import Facts, Request, Windows
-from .model import Alert, Candidate, LogSource, MetricsSource, Plan
+from .model import Alert, Candidate, LogSource, MetricsSource, Plan, SpanSource
 from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
 
 
@@ -48,6 +48,7 @@ def investigate(
     at: float | None = None,
     metrics: MetricsSource | None = None,
     logs: LogSource | None = None,
+    spans: SpanSource | None = None,
     hops: int = 2,
     limit: int = 10,
     playbook: Playbook = DEFAULT,
@@ -63,7 +64,7 @@ def investigate(
     `as_of` answers on the graph as it was then (time travel: facts first seen later are
     left out, Stale/Active as they were then); `at` only places the windows, so a replay
     over a graph written today still sees it. Entry points call this through `Planner`,
-    which brings the configured metrics and log sources and depth.
+    which brings the configured metrics, log and span sources and depth.
     """
     hops = clamp_hops(hops)
     limit = max(1, min(int(limit), 200))
@@ -91,7 +92,7 @@ def investigate(
         anchor, why = resolve_anchor(store, alert, at=as_of)
         if anchor is None:
             return plan(None, why)
-        request = Request(alert, win, hops, limit, metrics, logs,
+        request = Request(alert, win, hops, limit, metrics, logs, spans,
                           as_of=None if as_of is None else float(as_of))  # fmt: skip
         facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
         facts = gather(store, request, facts, playbook)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
 
 
 @dataclass(frozen=True)
@@ -113,4 +116,12 @@ class LogSource(Protocol):
 
     def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:
         """Lines with start <= t <= end, oldest first, at most `rca.sources.logs.MAX_LINES`."""
+        ...
+
+
+class SpanSource(Protocol):
+    """Every service's spans at investigation time (`rca.sources.spans`: span files)."""
+
+    def spans(self, start: float, end: float) -> Sequence[Span]:
+        """Spans that ended with start <= end_s <= end."""
         ...

@@ -27,10 +27,14 @@ from .scorers import (
     all_nodes,
     anomaly,
     blame,
+    centrality,
     change,
+    failed_calls,
     history,
+    instability,
     logs,
     onset,
+    self_time,
     telemetry,
     topology,
     traversal,
@@ -46,6 +50,10 @@ SCORERS: dict[str, Scorer] = {
     "traversal": traversal,
     "onset": onset,
     "logs": logs,
+    "failed_calls": failed_calls,
+    "instability": instability,
+    "centrality": centrality,
+    "self_time": self_time,
 }
 """Named scorers. Order matters only in that blame and traversal read anomaly and telemetry."""
 
@@ -58,9 +66,13 @@ SOURCES: Mapping[str, str] = MappingProxyType({
     "change": "changes",
     "history": "outcomes",
     "logs": "logs",
+    "failed_calls": "traces",
+    "instability": "traces",
+    "centrality": "traces",
+    "self_time": "traces",
 })  # fmt: skip
 """The data each voter reads: the metrics source's series and Tempo's graph, the change
-lane's releases, past validated outcomes, log lines."""
+lane's releases, past validated outcomes, log lines, spans (with the log lines naming them)."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +111,9 @@ class Playbook:
 
 DEFAULT = Playbook(
     name="default",
-    generators=("khop", "callers", "changes", "history", "probes", "logs"),
+    generators=("khop", "callers", "changes", "history", "probes", "logs", "traces"),
     scorers=("topology", "telemetry", "anomaly", "change", "history", "blame", "traversal",
-             "onset", "logs"),
+             "onset", "logs", "failed_calls", "instability", "centrality", "self_time"),
 )  # fmt: skip
 
 PLAYBOOKS: Mapping[str, Playbook] = MappingProxyType({DEFAULT.name: DEFAULT})

@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     """LogQL stream selector of a service's lines; `<<service>>` becomes its quoted name."""
     logs_path: Path | None = None
     """A folder of log files (logcli JSON Lines, or CSV) instead of Loki: offline, replays."""
+    traces_path: Path | None = None
+    """Span files (any format the telemetry lane reads) the read path reads spans from:
+    trace structure and failed calls (`traces` scorers)."""
     investigate_hops: int = Field(default=4, ge=1, le=4)
     """Neighbourhood depth of every investigation (API, MCP, CLI, replay)."""
 

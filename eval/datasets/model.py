@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stackgraph.errors import InputError
+from stackgraph.ingest.lanes.telemetry import Span
 
 METRIC_KINDS: frozenset[str] = frozenset(
     {"latency", "errors", "cpu", "memory", "workload", "network", "other"}
@@ -148,3 +149,5 @@ class Case:
     the replay's alert time when the symptom's series show nothing it can detect."""
     logs: tuple[LogRecord, ...] = ()
     """Log lines over [baseline_window[0], alert_window[1]), where the dataset has them."""
+    spans: tuple[Span, ...] = ()
+    """Spans that ended in [baseline_window[0], alert_window[1]), where the dataset has them."""

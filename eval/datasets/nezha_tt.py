@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from stackgraph.errors import InputError
-from stackgraph.ingest.lanes.telemetry import load_spans, stats_from_spans
+from stackgraph.ingest.lanes.telemetry import Span, load_spans, stats_from_spans
 
 from ._common import (
     alert_window,
@@ -66,6 +66,7 @@ class _Day:
     start: float
     end: float
     logs: list[LogRecord]
+    spans: list[Span]
 
 
 def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
@@ -81,14 +82,17 @@ def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
 
 def _span_series(
     files: list[tuple[float, Path]], services: tuple[str, ...]
-) -> tuple[list[tuple[str, str]], list[MetricSeries]]:
-    """The day's call graph and, per edge, its per-minute requests and p95 (s)."""
+) -> tuple[list[tuple[str, str]], list[MetricSeries], list[Span]]:
+    """The day's call graph, per edge its per-minute requests and p95 (s), and its spans."""
     points: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    kept: list[Span] = []
     for end, path in files:
         try:
-            stats, _ = stats_from_spans(load_spans(path))
+            spans = load_spans(path)
         except InputError as exc:
             raise DatasetError(str(exc)) from exc
+        stats, _ = stats_from_spans(spans)
+        kept += [s for s in spans if s.service in services]
         for s in stats:
             client = USER if s.client == "user" else s.client
             if s.server in services and (client == USER or client in services):
@@ -100,7 +104,7 @@ def _span_series(
         out.append(series(server, "requests", cols[:, 0], cols[:, 1], client))
         out.append(series(server, "latency_server", cols[:, 0], cols[:, 2], client))
     edges = sorted(e for e in points if e[0] != USER)
-    return edges, out
+    return edges, out, sorted(kept, key=lambda s: s.end_s)
 
 
 def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[LogRecord]:
@@ -127,7 +131,7 @@ def _load_day(root: Path, date: str) -> _Day:
     files += _minute_files(root / "construct_data" / date / "trace", date)
     if not files:
         raise DatasetError(f"{root}: no trace/HH_MM_trace.csv[.gz] files for {date}")
-    edges, spans = _span_series(sorted(files), pods.services)
+    edges, spans, kept = _span_series(sorted(files), pods.services)
     entry = entry_service(edges, pods.services)
     ft, errors, p95 = front_kpi(metric_dir)
     wt, workload = pods.workload[entry]
@@ -141,7 +145,7 @@ def _load_day(root: Path, date: str) -> _Day:
     log_files += _minute_files(root / "construct_data" / date / "log", date)
     logs = _logs(log_files, pods.services)
     return _Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end,
-                logs)  # fmt: skip
+                logs, kept)  # fmt: skip
 
 
 def load(path: Path) -> list[Case]:
@@ -179,6 +183,7 @@ def load(path: Path) -> list[Case]:
                 manifests=MANIFESTS,
                 timeline=date,
                 logs=tuple(x for x in day.logs if bw[0] <= x.t < aw[1]),
+                spans=tuple(s for s in day.spans if bw[0] <= s.end_s < aw[1]),
             )
         )
     return cases

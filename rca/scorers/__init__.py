@@ -14,6 +14,7 @@ from .onset import onset
 from .signal import STALE_FACTOR, Scorer, Signal, all_nodes, votes
 from .telemetry import telemetry
 from .topology import topology
+from .traces import centrality, failed_calls, instability, self_time
 from .traversal import traversal
 
 __all__ = [
@@ -23,10 +24,14 @@ __all__ = [
     "all_nodes",
     "anomaly",
     "blame",
+    "centrality",
     "change",
+    "failed_calls",
     "history",
+    "instability",
     "logs",
     "onset",
+    "self_time",
     "telemetry",
     "topology",
     "traversal",

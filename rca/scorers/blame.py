@@ -47,11 +47,12 @@ def node_evidence(facts: Facts, prior: Mapping[str, Signal]) -> dict[str, float]
 def personalised_pagerank(
     names: list[str],
     edges: list[tuple[int, int, float]],
-    seed: int,
+    seed: int | None,
     damping: float = DAMPING,
     iterations: int = _ITERATIONS,
 ) -> np.ndarray:
-    """Stationary distribution of a walk restarting at `seed`; dangling mass returns there."""
+    """Stationary distribution of a walk restarting at `seed` (None: anywhere, i.e. plain
+    PageRank); dangling mass returns there."""
     n = len(names)
     if n == 0:
         return np.zeros(0)
@@ -62,8 +63,9 @@ def personalised_pagerank(
     out = np.asarray(w.sum(axis=1)).ravel()
     inv = sp.diags(np.divide(1.0, out, out=np.zeros(n), where=out > 0))
     trans = (inv @ w).T.tocsr()
-    teleport = np.zeros(n)
-    teleport[seed] = 1.0
+    teleport = np.full(n, 1.0 / n) if seed is None else np.zeros(n)
+    if seed is not None:
+        teleport[seed] = 1.0
     dangling = out <= 0
     pr = teleport.copy()
     for _ in range(iterations):

@@ -28,10 +28,10 @@ from typing import Any
 
 from stackgraph.config import Settings
 from stackgraph.errors import ConfigError, InputError, SourceUnavailable
+from stackgraph.podnames import pod_base_names
 from stackgraph.prometheus import JsonApiClient
 from stackgraph.promql import label_value
 
-from ..anchor import pod_base_names
 from ..model import LogLine, LogSource
 
 __all__ = ["FileLogs", "LokiLogs", "level_of", "logs_from_settings"]

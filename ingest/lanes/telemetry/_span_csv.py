@@ -21,7 +21,7 @@ import csv
 import io
 
 from stackgraph.errors import InputError
-from stackgraph.rca.anchor import pod_base_names
+from stackgraph.podnames import pod_base_names
 
 from ._span import Span
 
