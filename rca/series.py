@@ -6,7 +6,7 @@ left the band, and which case applied (the evidence repeats it):
 
 | case | baseline | out of band when | effect |
 |---|---|---|---|
-| `noisy` | spread (MAD > 0) | >= OUT_Z robust units, beyond every baseline point | relative |
+| `noisy` | spread (MAD > 0) | >= OUT_Z robust units (1.4826·MAD) | relative |
 | `flat` | constant, not zero | the level at least doubles or halves | relative |
 | `from zero` | all zero | anything above zero | errors: their ratio; else a doubling |
 | `short` | fewer than MIN_POINTS points | — (no verdict) | — |
@@ -14,8 +14,7 @@ left the band, and which case applied (the evidence repeats it):
 The effect is the symmetric relative change (a - b) / (|a| + |b|) of the alert window's
 upper (or lower) half against the baseline median: scale-free, so series of different
 units and services compare, and bounded by 1, so no degenerate baseline can make it
-explode. A noisy series must also leave the range its baseline ever reached, so the
-three-sigma rule on a short, tight baseline does not call jitter a change. A change from
+explode. A change from
 zero has no scale, so it counts only as much as the least change a flat baseline needs
 (DOUBLING) — except for errors, a ratio with units of its own: errors appearing count by
 how many calls fail (ERROR_HALF, 2%, scores one half). Latency counts only once it doubles
@@ -110,7 +109,7 @@ def out_of_band(baseline: npt.ArrayLike, values: npt.ArrayLike, kind: str) -> np
     dev = deviations(b, a)
     spread = bool(np.median(np.abs(b - med)) > 0)
     if spread:
-        up, down = (dev >= OUT_Z) & (a > b.max()), (dev <= -OUT_Z) & (a < b.min())
+        up, down = dev >= OUT_Z, dev <= -OUT_Z
     elif med == 0:
         up, down = a > 0, a < 0
     else:  # flat: at least double or half the level
