@@ -10,8 +10,9 @@ Per candidate, over its own log lines (`Facts.logs`):
   library's defaults) the baseline never showed, tested the same way against a baseline
   count of zero; judged only when the baseline has MIN_BASELINE_LINES lines to mine.
 
-The vote is the larger surprise, -log10 of the tail probability. Abstains when no
-candidate has a log line in either window.
+The vote is the larger surprise, -log10 of the tail probability. A candidate without a
+line in the baseline window gets no verdict (a burst is only a burst against something);
+the scorer abstains when no candidate has a log line in either window.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for name, (base, alert) in facts.logs.items():
+        if not base:  # a burst is a burst against something: no baseline lines, no verdict
+            evidence[name] = (Evidence("logs", f"{len(alert)} line(s) in the alert window, none "
+                                       "in the baseline: nothing to compare", "logs", 0.0,
+                                       f"logs:{name}"),)  # fmt: skip
+            continue
         errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
         errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
         found: list[tuple[float, str]] = []

@@ -5,7 +5,8 @@ them as one source.
 - **failed_calls**: spans carry no status in many tracers, but a log line written inside a
   span (its trace and span id) says what happened there. A call whose callee span logged an
   ERROR line failed. The frontier rule of `telemetry` on those failures: a service whose
-  incoming calls fail more than in the baseline while its own outgoing calls do not.
+  incoming calls fail more than in the baseline while its own outgoing calls do not; a call
+  the baseline never saw gets no verdict.
 - **instability**: p99 / p50 of a service's span durations in the alert window (a service
   that is sometimes very slow), for services with MIN_SPANS spans.
 - **centrality**: PageRank on the window's call graph x (1 + in-degree) / (1 + out-degree):
@@ -65,8 +66,12 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     now, before = _edge_errors(alert, failed), _edge_errors(base, failed)
     move: dict[tuple[str, str], float] = {}
     for key, e in now.items():
-        rise = max(0.0, e.error_rate - (before[key].error_rate if key in before else 0.0))
+        if key not in before:  # no calls to compare with: a failure rate could be usual
+            continue
+        rise = max(0.0, e.error_rate - before[key].error_rate)
         move[key] = rise / (rise + ERROR_HALF)
+    if not move:
+        return votes("failed_calls", {}, abstained="no call of the alert window in the baseline")
     into: dict[str, tuple[float, tuple[str, str]]] = {}
     out_of: dict[str, float] = defaultdict(float)
     for (c, s), v in move.items():
@@ -79,7 +84,7 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         scores[svc] = max(0.0, v - out_of[svc])
         if scores[svc] > 0:
             e = now[(c, s)]
-            was = f"{100 * before[(c, s)].error_rate:.0f}%" if (c, s) in before else "no calls"
+            was = f"{100 * before[(c, s)].error_rate:.0f}%"
             evidence[svc] = (
                 Evidence("failed_calls", f"{c}→{s}: {100 * e.error_rate:.0f}% of "
                          f"{int(e.trace_count)} calls logged an error in the callee's span "

@@ -26,7 +26,7 @@ def eval_cmd(
         str | None,
         typer.Option(
             "--dataset",
-            help="nezha, changerca, rcd-sockshop, seeded, or one registered under the "
+            help="nezha, nezha-tt, changerca, rcd-sockshop, seeded, or one registered under the "
             "`stackgraph.datasets` entry points (with --adapter: any name).",
         ),
     ] = None,
