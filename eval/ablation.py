@@ -17,11 +17,12 @@ def _ranking(
     plan: Plan, voters: Sequence[str], services: Sequence[str], playbook: Playbook
 ) -> list[str]:
     signals = {
-        v: Signal(v, {c.service: c.signals[v] for c in plan.candidates if v in c.signals})
+        v: Signal(v, {c.service: c.signals[v] for c in plan.candidates if v in c.signals},
+                  covered=frozenset(plan.coverage[v]) if v in plan.coverage else None)
         for v in voters
-    }
-    fused = by_source(signals, voters, playbook.sources)
-    views = rrf(signals, voters)
+    }  # fmt: skip
+    fused = by_source(signals, voters, playbook.sources, services)
+    views = rrf(signals, voters, services)
     prior = playbook.priors[0] if playbook.priors else ""
     tie = {c.service: c.signals.get(prior, 0.0) for c in plan.candidates}
     ranked = sorted((s for s in services if s in fused),

@@ -39,27 +39,42 @@ def fractional_ranks(scores: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
-def rrf(signals: Mapping[str, Signal], voters: Iterable[str]) -> dict[str, float]:
-    """The fused score of every candidate any voter ranked."""
+def rrf(
+    signals: Mapping[str, Signal], voters: Iterable[str], names: Iterable[str] = ()
+) -> dict[str, float]:
+    """The fused score of every candidate any voter ranked. A candidate among `names` that a
+    voter's data did not reach (`Signal.covered`) gets that voter's mean contribution over
+    the candidates it did reach: unjudged is neither a vote for nor against."""
     fused: dict[str, float] = {}
+    universe = set(names)
     for name in voters:
         sig = signals.get(name)
         if sig is None or sig.abstained:
             continue
-        for node, rank in fractional_ranks(sig.scores).items():
-            fused[node] = fused.get(node, 0.0) + 1.0 / (RRF_K + rank)
+        given = {n: 1.0 / (RRF_K + r) for n, r in fractional_ranks(sig.scores).items()}
+        if sig.covered is not None and sig.covered:
+            mean = sum(given.values()) / len(sig.covered)
+            given |= dict.fromkeys(universe - sig.covered, mean)
+        for node, v in given.items():
+            if v > 0:
+                fused[node] = fused.get(node, 0.0) + v
     return fused
 
 
 def by_source(
-    signals: Mapping[str, Signal], voters: Iterable[str], source_of: Mapping[str, str]
+    signals: Mapping[str, Signal],
+    voters: Iterable[str],
+    source_of: Mapping[str, str],
+    names: Iterable[str] = (),
 ) -> dict[str, float]:
     """RRF within each data source, then RRF of the per-source rankings (module docstring);
     a voter without a declared source is a source of its own."""
+    universe = list(names)
     groups: dict[str, list[str]] = {}
     for name in voters:
         groups.setdefault(source_of.get(name, name), []).append(name)
     per_source = {
-        source: Signal(source, rrf(signals, members)) for source, members in groups.items()
+        source: Signal(source, rrf(signals, members, universe))
+        for source, members in groups.items()
     }
     return rrf(per_source, list(per_source))

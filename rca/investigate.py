@@ -75,6 +75,7 @@ def investigate(
         reason: str,
         ranked: list[Candidate] | None = None,
         notes: tuple[str, ...] = (),
+        coverage: dict[str, list[str]] | None = None,
     ) -> Plan:
         return Plan(
             anchor=anchor,
@@ -86,6 +87,7 @@ def investigate(
             window=win.alert,
             baseline=win.baseline,
             notes=notes,
+            coverage=coverage or {},
         )
 
     try:
@@ -112,4 +114,5 @@ def investigate(
     edge_status = [e.status for e in facts.edges]
     if edge_status and all(s == "Stale" for s in edge_status):
         notes.append("every dependency edge around the anchor is Stale; telemetry counts half")
-    return plan(anchor.name, reason, ranked[:limit], tuple(notes))
+    coverage = {n: sorted(s.covered) for n, s in signals.items() if s.covered is not None}
+    return plan(anchor.name, reason, ranked[:limit], tuple(notes), coverage)

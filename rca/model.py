@@ -67,6 +67,8 @@ class Plan:
     baseline: tuple[float, float] | None = None
     notes: Sequence[str] = ()
     """What was partial: failed probes, truncated neighbourhoods, stale facts."""
+    coverage: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Per scorer whose data reached only some candidates: those it reached."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

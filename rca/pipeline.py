@@ -157,8 +157,8 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
     its evidence and how to check it. Equal fused scores go to the candidate more views
     agree on (flat RRF over every voter), then to the priors, then by name."""
     nodes = all_nodes(facts)
-    fused = by_source(signals, playbook.voters, playbook.sources)
-    views = rrf(signals, playbook.voters)
+    fused = by_source(signals, playbook.voters, playbook.sources, nodes)
+    views = rrf(signals, playbook.voters, nodes)
     out: list[Candidate] = []
     for name, node in nodes.items():
         breakdown = {

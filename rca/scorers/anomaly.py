@@ -49,4 +49,4 @@ def anomaly(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 Evidence("anomaly", f"{len(tests)} series, none with a baseline of 3 points",
                          facts.probe_source, 0.0, f"{name}/*"),
             )  # fmt: skip
-    return votes("anomaly", scores, evidence)
+    return votes("anomaly", scores, evidence, covered=[n for n, p in facts.probes.items() if p])

@@ -88,4 +88,4 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             evidence[name] = tuple(
                 Evidence("logs", why, "logs", round(v, 2), f"logs:{name}") for v, why in found
             )
-    return votes("logs", scores, evidence)
+    return votes("logs", scores, evidence, covered=[n for n, (b, _) in facts.logs.items() if b])

@@ -57,4 +57,4 @@ def onset(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                      round(scores[n], 4), f"{n}/{ref}"),)
         for n, (t, ref) in first.items()
     }  # fmt: skip
-    return votes("onset", scores, evidence)
+    return votes("onset", scores, evidence, covered=[n for n, p in facts.probes.items() if p])

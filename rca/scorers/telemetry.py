@@ -106,4 +106,5 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 Evidence("telemetry", summary, e.source or "graph", round(scores[name], 4),
                          f"{e.type}:{e.src}->{e.dst}", e.status, e.last_seen),
             )  # fmt: skip
-    return votes("telemetry", scores, evidence)
+    judged = {e.dst for e in facts.edges if not probed or (e.src, e.dst) in series}
+    return votes("telemetry", scores, evidence, covered=judged)

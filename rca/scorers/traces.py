@@ -91,7 +91,7 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                          f"(baseline {was}); its own calls: {out_of[svc]:.2f}", "traces+logs",
                          round(scores[svc], 4), f"calls:{c}->{s}"),
             )  # fmt: skip
-    return votes("failed_calls", scores, evidence)
+    return votes("failed_calls", scores, evidence, covered={s for _, s in move})
 
 
 def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
@@ -114,7 +114,7 @@ def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     evidence = {svc: (Evidence("instability", f"p99/p50 of its {len(durations[svc])} spans: "
                                f"{v:.1f}", "traces", round(v, 3), f"spans:{svc}"),)
                 for svc, v in scores.items()}  # fmt: skip
-    return votes("instability", scores, evidence)
+    return votes("instability", scores, evidence, covered=durations)
 
 
 def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -134,7 +134,7 @@ def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     evidence = {n: (Evidence("centrality", f"PageRank x (1 + {fan_in[n]} in) / (1 + {fan_out[n]} "
                              f"out) on the window's call graph: {v:.3f}", "traces",
                              round(v, 4), f"spans:{n}"),) for n, v in scores.items()}  # fmt: skip
-    return votes("centrality", scores, evidence)
+    return votes("centrality", scores, evidence, covered=names)
 
 
 def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -155,4 +155,4 @@ def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     evidence = {svc: (Evidence("self_time", f"{v / 1000:.1f} s spent in its own spans, beyond "
                                "its slowest callee", "traces", round(v, 1), f"spans:{svc}"),)
                 for svc, v in scores.items() if v > 0}  # fmt: skip
-    return votes("self_time", scores, evidence)
+    return votes("self_time", scores, evidence, covered=durations)

@@ -64,4 +64,8 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         )  # fmt: skip
     if not scores:
         return votes("traversal", {}, abstained="nothing that moved is reached from the anchor")
-    return votes("traversal", scores, evidence)
+    if via_edges:
+        judged = {dst for _, dst in edge_moves(facts)} | {facts.anchor}
+    else:
+        judged = {n for n, p in facts.probes.items() if p}
+    return votes("traversal", scores, evidence, covered=judged)

@@ -201,3 +201,16 @@ def test_fusion_counts_each_data_source_once() -> None:
     assert flat["noisy"] > flat["released"]  # three views of one source outvote the change
     fused = by_source(signals, [*metrics, "change"], dict.fromkeys(metrics, "metrics"))
     assert fused["released"] > fused["noisy"]  # one line each: both lines on `released`
+
+
+def test_a_candidate_a_scorer_cannot_see_is_treated_as_average() -> None:
+    from stackgraph.rca.fusion import rrf
+    from stackgraph.rca.scorers import Signal
+
+    edges = Signal("edges", {"measured": 1.0}, covered=frozenset({"measured", "quiet"}))
+    own = Signal("own", {"measured": 0.5, "unmeasured": 0.9})
+    fused = rrf({"edges": edges, "own": own}, ["edges", "own"], ["measured", "unmeasured", "quiet"])
+    mean = (1 / 61) / 2  # the edge view's contributions over the two it reaches
+    assert fused["unmeasured"] == 1 / 61 + mean  # not judged by edges: average, not zero
+    assert fused["measured"] == 1 / 61 + 1 / 62
+    assert fused["quiet"] == 0.0 if "quiet" in fused else True  # judged, found nothing
