@@ -21,12 +21,13 @@ def _ranking(
                   covered=frozenset(plan.coverage[v]) if v in plan.coverage else None)
         for v in voters
     }  # fmt: skip
-    fused = by_source(signals, voters, playbook.sources, services)
-    views = rrf(signals, voters, services)
+    names = [c.service for c in plan.candidates]
+    fused = by_source(signals, voters, playbook.sources, names)
+    views = rrf(signals, voters, names)
     prior = playbook.priors[0] if playbook.priors else ""
     tie = {c.service: c.signals.get(prior, 0.0) for c in plan.candidates}
     ranked = sorted((s for s in services if s in fused),
-                    key=lambda s: (-fused[s], -views.get(s, 0.0), -tie[s], s))  # fmt: skip
+                    key=lambda s: (-fused[s], -views.get(s, 0.0), -tie.get(s, 0.0), s))  # fmt: skip
     return ranked + sorted(s for s in services if s not in fused)
 
 
