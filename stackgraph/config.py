@@ -109,6 +109,17 @@ class Settings(BaseSettings):
     metrics_pod_pattern: str = "<<service>>-([a-z0-9]{6,10}-)?[a-z0-9]{5}|<<service>>-[0-9]+"
     """RE2 pattern of a service's pod names (cAdvisor / kube-state-metrics series);
     `<<service>>` is the regex-escaped service name."""
+    loki_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("STACKGRAPH_LOKI_URL", "LOKI_URL")
+    )
+    """Loki the read path reads candidates' log lines from (the `logs` scorer)."""
+    logs_selector: str = "{service_name=<<service>>}"
+    """LogQL stream selector of a service's lines; `<<service>>` becomes its quoted name."""
+    logs_path: Path | None = None
+    """A folder of log files (logcli JSON Lines, or CSV) instead of Loki: offline, replays."""
+    traces_path: Path | None = None
+    """Span files (any format the telemetry lane reads) the read path reads spans from:
+    trace structure and failed calls (`traces` scorers)."""
     investigate_hops: int = Field(default=4, ge=1, le=4)
     """Neighbourhood depth of every investigation (API, MCP, CLI, replay)."""
 

@@ -73,7 +73,7 @@ def flatten(obj: Any) -> Iterable[dict[str, Any]]:
 def _files(root: Path, snap: Snapshot) -> list[Path]:
     if root.is_file():
         return [root]
-    files, outside = files_under(root, MANIFEST_SUFFIXES)
+    files, outside = files_under(root, lambda p: p.suffix.lower() in MANIFEST_SUFFIXES)
     for p in outside:
         msg = "is a symlink out of the manifests folder; not read"
         snap.problems.append(Rejection(str(p), "file", msg, str(p)))
