@@ -108,6 +108,9 @@ def create_app(
             workers=settings.api_workers,
             shadow=settings.shadow_mode,
             metrics=metrics,
+            correlation_window_s=settings.api_correlation_window_s,
+            claim_idle_s=settings.api_claim_idle_s,
+            retention_s=settings.api_incident_retention_s,
         )  # fmt: skip
         if mem is not None:
             recorder = EpisodeRecorder(mem, writer, metrics)
