@@ -57,7 +57,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "prometheus": {"url": "http://prometheus.monitoring.svc:9090"},
     },
     "in-process": {"ingest": {"mode": "inProcess"}, "catalog": CATALOG, "git": {"repos": REPOS}},
-    "replicas": {"api": {"replicas": 3}},
+    "replicas": {
+        "api": {"replicas": 3},
+        "falkordb": {"url": "redis://fdb-0.fdb:6379", "readUrl": "redis://fdb-1.fdb:6379"},
+    },
 }
 
 
@@ -179,6 +182,9 @@ def test_several_replicas_get_a_disruption_budget_and_spread(
     assert api_service(objs)["spec"]["selector"].items() <= pods.items()
     (spread,) = deploy["spec"]["template"]["spec"]["topologySpreadConstraints"]
     assert spread["labelSelector"]["matchLabels"].items() <= pods.items()
+    env = env_of(next(containers(deploy)))
+    assert env["STACKGRAPH_FALKORDB_READ_URL"] == "redis://fdb-1.fdb:6379"
+    assert env["FALKORDB_URL"] == "redis://fdb-0.fdb:6379"
 
 
 def test_service_monitor_selects_the_api_service(
