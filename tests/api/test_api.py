@@ -150,13 +150,20 @@ def gated_plan(gate: threading.Event) -> Any:
     return plan
 
 
+def held_client(
+    settings: Settings, platform: GraphStore, gate: threading.Event, queue_size: int
+) -> TestClient:
+    """One worker whose plans wait for `gate`, a small queue, no grouping."""
+    tight = settings.model_copy(update={"api_queue_size": queue_size, "api_workers": 1,
+                                        "api_correlation_window_s": 0})  # fmt: skip
+    return make_client(tight, platform, plan_fn=gated_plan(gate))
+
+
 def test_full_queue_answers_503_with_retry_after_and_stores_nothing(
     settings: Settings, platform: GraphStore
 ) -> None:
     gate = threading.Event()
-    tight = settings.model_copy(update={"api_queue_size": 1, "api_workers": 1,
-                                        "api_correlation_window_s": 0})  # fmt: skip
-    with make_client(tight, platform, plan_fn=gated_plan(gate)) as c:
+    with held_client(settings, platform, gate, queue_size=1) as c:
         assert c.post("/api/v1/alerts", json=firing("q1"), headers=AUTH).status_code == 202
         full = c.post("/api/v1/alerts", json=firing("q2"), headers=AUTH)
         assert full.status_code == 503 and full.headers["retry-after"] == "10"
@@ -177,9 +184,7 @@ def test_a_payload_larger_than_the_queue_is_taken_whole(
     settings: Settings, platform: GraphStore
 ) -> None:
     gate = threading.Event()
-    tight = settings.model_copy(update={"api_queue_size": 2, "api_workers": 1,
-                                        "api_correlation_window_s": 0})  # fmt: skip
-    with make_client(tight, platform, plan_fn=gated_plan(gate)) as c:
+    with held_client(settings, platform, gate, queue_size=2) as c:
         body = firing("big-0")
         body["alerts"] = [{**body["alerts"][0], "fingerprint": f"big-{i}"} for i in range(5)]
         r = c.post("/api/v1/alerts", json=body, headers=AUTH)

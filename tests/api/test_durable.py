@@ -118,6 +118,15 @@ def test_a_write_back_the_lease_refuses_is_retried_not_failed(
     assert rows(platform, "MATCH (i:Incident {fingerprint:'fp-lease'}) RETURN count(i)") == [[1]]
 
 
+def wait_graph_resolved(platform: GraphStore, fp: str) -> None:
+    """Until the graph's Incident says resolved (written after the record said so)."""
+    deadline = time.monotonic() + 30
+    query = f"MATCH (i:Incident {{fingerprint:'{fp}'}}) RETURN i.incident_status"
+    while rows(platform, query) != [["resolved"]]:
+        assert time.monotonic() < deadline, rows(platform, query)
+        time.sleep(0.05)
+
+
 def test_a_resolution_during_the_investigation_reaches_the_graph(
     settings: Settings, platform: GraphStore
 ) -> None:
@@ -128,11 +137,7 @@ def test_a_resolution_during_the_investigation_reaches_the_graph(
         assert closed.json()["closed"] == ["fp-mid"]
         gate.set()
         assert wait_done(c, "fp-mid")["status"] == "resolved"
-        deadline = time.monotonic() + 30
-        query = "MATCH (i:Incident {fingerprint:'fp-mid'}) RETURN i.incident_status"
-        while rows(platform, query) != [["resolved"]]:
-            assert time.monotonic() < deadline, rows(platform, query)
-            time.sleep(0.05)
+        wait_graph_resolved(platform, "fp-mid")
 
 
 def test_a_resolution_after_the_write_back_is_written_again(
@@ -146,8 +151,4 @@ def test_a_resolution_after_the_write_back_is_written_again(
         service.on_concluded.append(lambda outcome: service.receive([resolved]))
         c.post("/api/v1/alerts", json=firing("fp-late"), headers=AUTH)
         assert wait_done(c, "fp-late")["status"] == "resolved"
-        deadline = time.monotonic() + 30
-        query = "MATCH (i:Incident {fingerprint:'fp-late'}) RETURN i.incident_status"
-        while rows(platform, query) != [["resolved"]]:
-            assert time.monotonic() < deadline, rows(platform, query)
-            time.sleep(0.05)
+        wait_graph_resolved(platform, "fp-late")

@@ -96,11 +96,12 @@ def serve(tmp_path: Path) -> Iterator[Start]:
 
 @pytest.fixture
 def model(scripted_model: ScriptedModel) -> Iterator[ScriptedModel]:
-    """A model that ends each investigation at once ("insufficient evidence")."""
+    """A model that ends each investigation at once ("insufficient evidence"), holding
+    every reply until the test sets `model.hold`."""
     scripted_model.script = [call("insufficient_evidence", reason="scripted")]
+    scripted_model.hold = threading.Event()
     yield scripted_model
-    if scripted_model.hold is not None:
-        scripted_model.hold.set()
+    scripted_model.hold.set()
 
 
 def alerts(*fps: str) -> dict[str, Any]:
@@ -132,7 +133,6 @@ def kill9(server: Serve) -> None:
 def test_kill_9_after_the_202s_and_mid_investigation_loses_nothing(
     settings: Settings, store: GraphStore, serve: Start, model: ScriptedModel
 ) -> None:
-    model.hold = hold = threading.Event()
     fps = [f"k{i}" for i in range(5)]
     first = serve(settings, model)
     for fp in fps:
@@ -143,7 +143,7 @@ def test_kill_9_after_the_202s_and_mid_investigation_loses_nothing(
     assert model.asked.wait(60), second.log.read_text()  # an investigation is in flight
     asked = len(model.requests)
     kill9(second)  # mid-investigation
-    hold.set()
+    model.hold.set()
     third = serve(settings, model)
     details = finished(third, fps)
     assert all(d["investigations"] == 1 and d["ending"] == "insufficient_evidence"
@@ -154,7 +154,6 @@ def test_kill_9_after_the_202s_and_mid_investigation_loses_nothing(
 def test_sigterm_leaves_queued_jobs_to_the_next_process(
     settings: Settings, store: GraphStore, serve: Start, model: ScriptedModel
 ) -> None:
-    model.hold = hold = threading.Event()
     fps = [f"t{i}" for i in range(4)]
     first = serve(settings, model)
     assert first.post(alerts(*fps)).json()["started"] == fps
@@ -162,7 +161,7 @@ def test_sigterm_leaves_queued_jobs_to_the_next_process(
     first.proc.send_signal(signal.SIGTERM)
     first.proc.wait(timeout=60)  # uvicorn exits by the signal again once it has shut down
     assert "Application shutdown complete" in first.log.read_text()
-    hold.set()
+    model.hold.set()
     second = serve(settings, model)
     details = finished(second, fps)
     assert all(d["investigations"] == 1 for d in details.values())
@@ -176,7 +175,6 @@ def test_falkordb_down_answers_503_and_every_accepted_incident_finishes(
     server = EmbeddedFalkorDB(data, port)
     server.start()
     own = settings.model_copy(update={"falkordb_url": f"redis://127.0.0.1:{port}"})
-    model.hold = hold = threading.Event()
     try:
         api = serve(own, model)
         accepted = [f"d{i}" for i in range(3)]
@@ -188,7 +186,7 @@ def test_falkordb_down_answers_503_and_every_accepted_incident_finishes(
             r = api.post(alerts(fp))
             assert r.status_code == 503 and r.headers["retry-after"] == "10", r.text
         assert httpx.get(f"{api.url}/readyz", timeout=10).status_code == 503
-        hold.set()  # the investigation ends while its store is gone: its job stays pending
+        model.hold.set()  # the investigation ends while its store is gone: its job stays pending
         server = EmbeddedFalkorDB(data, port)
         server.start()
         for fp in refused:  # Alertmanager sends them again
@@ -199,13 +197,14 @@ def test_falkordb_down_answers_503_and_every_accepted_incident_finishes(
         details = finished(api, accepted + refused)
         assert all(d["writeback"]["written"] for d in details.values())
     finally:
-        hold.set()
+        model.hold.set()
         server.stop()
 
 
 def test_two_servers_on_one_stream_investigate_each_incident_once(
     settings: Settings, store: GraphStore, serve: Start, model: ScriptedModel
 ) -> None:
+    model.hold.set()
     model.delay_s = 0.3  # each investigation takes a while, so both servers work
     a, b = serve(settings, model), serve(settings, model)
     fps = [f"two{i}" for i in range(10)]
