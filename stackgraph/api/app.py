@@ -100,7 +100,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = store is None
         st = GraphStore.open(settings) if store is None else store
-        reader = open_reader(settings, st)
+        try:
+            reader = open_reader(settings, st)
+        except Exception:
+            if own:
+                st.close()
+            raise
         mem: Memory | None = None
         if memory_fn is not None:
             mem = memory_fn(st)

@@ -166,8 +166,9 @@ class IncidentStore:
             "adhoc": "1" if plan is not None else "0",
             "plan": dumps(plan.to_dict()) if plan is not None else "",
         } for a in alerts]  # fmt: skip
-        reply = self._call("recording alerts", "intake", repr(now), self.window_s,
-                           int(self.retention_s), self.queue_size, dumps(items))  # fmt: skip
+        keep_s = max(1, int(self.retention_s))
+        reply = self._call("recording alerts", "intake", repr(now), self.window_s, keep_s,
+                           self.queue_size, dumps(items))  # fmt: skip
         got = json.loads(reply)
         if got.get("full"):
             raise QueueFull(f"the investigation queue is full ({got['backlog']} waiting, "
