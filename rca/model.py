@@ -97,7 +97,9 @@ class Plan:
         return cls(anchor=d.get("anchor"), candidates=cands, reason=str(d.get("reason", "")),
                    at=d.get("at"), playbook=str(d.get("playbook", "default")),
                    hops=int(d.get("hops", 2)), window=span(d.get("window")),
-                   baseline=span(d.get("baseline")), notes=tuple(d.get("notes") or ()))  # fmt: skip
+                   baseline=span(d.get("baseline")), notes=tuple(d.get("notes") or ()),
+                   coverage={str(k): [str(n) for n in v]
+                             for k, v in dict(d.get("coverage") or {}).items()})  # fmt: skip
 
 
 EDGE_PREFIX = "from:"
