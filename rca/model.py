@@ -73,6 +73,34 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Plan:
+        """The inverse of `to_dict` (also after a JSON round trip), so a stored plan
+        is the plan again."""
+
+        def span(v: Any) -> tuple[float, float] | None:
+            return (float(v[0]), float(v[1])) if v else None
+
+        cands = [
+            Candidate(
+                service=str(c["service"]),
+                score=float(c["score"]),
+                signals={str(k): float(v) for k, v in dict(c.get("signals") or {}).items()},
+                paths=[list(p) for p in c.get("paths") or ()],
+                evidence=[Evidence(**e) for e in c.get("evidence") or ()],
+                suggested_tools=tuple(c.get("suggested_tools") or ()),
+                kind=str(c.get("kind", "Service")),
+                position=str(c.get("position", "downstream")),
+            )
+            for c in d.get("candidates") or ()
+        ]
+        return cls(anchor=d.get("anchor"), candidates=cands, reason=str(d.get("reason", "")),
+                   at=d.get("at"), playbook=str(d.get("playbook", "default")),
+                   hops=int(d.get("hops", 2)), window=span(d.get("window")),
+                   baseline=span(d.get("baseline")), notes=tuple(d.get("notes") or ()),
+                   coverage={str(k): [str(n) for n in v]
+                             for k, v in dict(d.get("coverage") or {}).items()})  # fmt: skip
+
 
 EDGE_PREFIX = "from:"
 """A kind `<group>/from:<caller>` is the edge caller → service as the caller sees it (Tempo

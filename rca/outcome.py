@@ -52,6 +52,9 @@ class IncidentOutcome:
     resolved_at: float | None = None
     alerts_seen: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+    joined: list[Alert] = field(default_factory=list)
+    """The other alerts grouped into this incident (a storm), each written as an Alert that
+    TRIGGERED it."""
 
     @property
     def root_cause(self) -> str | None:
@@ -80,6 +83,19 @@ def _svc(name: str, kind: str = "Service") -> NodeRef:
                    {"name": name})  # fmt: skip
 
 
+def _alert_props(alert: Alert) -> dict[str, Any]:
+    labels = dict(alert.labels)
+    props: dict[str, Any] = {
+        "alertname": labels.get("alertname", ""),
+        "alert_status": alert.status,
+        "labels_json": json.dumps(labels, sort_keys=True),
+        "summary": str(alert.annotations.get("summary", "")),
+    }
+    if alert.starts_at is not None:
+        props["starts_at"] = float(alert.starts_at)
+    return props
+
+
 def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> RecordBatch:
     """Everything one incident writes. A symptom service the graph does not know is only
     named on the Incident (`service`, `symptom_known: false`): a label is no reason to
@@ -93,15 +109,8 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
     incident_ref = NodeRef("Incident", {"fingerprint": fp})
     symptom = _svc(outcome.symptom)
     labels = dict(outcome.alert.labels)
-    alert_props: dict[str, Any] = {
-        "alertname": labels.get("alertname", ""),
-        "alert_status": outcome.alert.status,
-        "labels_json": json.dumps(labels, sort_keys=True),
-        "summary": str(outcome.alert.annotations.get("summary", "")),
-    }
-    if outcome.alert.starts_at is not None:
-        alert_props["starts_at"] = float(outcome.alert.starts_at)
-    batch.nodes.append(NodeRecord("Alert", alert_ref.key, alert_props, "Prometheus", "Active"))
+    batch.nodes.append(NodeRecord("Alert", alert_ref.key, _alert_props(outcome.alert),
+                                  "Prometheus", "Active"))  # fmt: skip
     run = outcome.run
     incident: dict[str, Any] = {
         "incident_status": outcome.status,
@@ -126,6 +135,11 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
             EdgeRecord("FIRED_ON", alert_ref, symptom, {}, "Prometheus"),
             EdgeRecord("AFFECTS", incident_ref, symptom, {}, SYNTHETIC, shadow_status),
         ]
+    for other in outcome.joined:
+        ref = NodeRef("Alert", {"fingerprint": str(other.fingerprint)})
+        props = _alert_props(other)
+        batch.nodes.append(NodeRecord("Alert", ref.key, props, "Prometheus", "Active"))
+        batch.edges.append(EdgeRecord("TRIGGERED", ref, incident_ref, {}, SYNTHETIC))
     if run is None:
         return batch
     for h in run.hypotheses:

@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     falkordb_url: str | None = Field(
         default=None, validation_alias=AliasChoices("STACKGRAPH_FALKORDB_URL", "FALKORDB_URL")
     )
+    falkordb_read_url: str | None = None
+    """A FalkorDB replica (`REPLICAOF` the primary) for the API's read path: plans, agent
+    tools, graph queries. Writes, the lease, incidents and jobs stay on the primary."""
     embedded_port: int | None = Field(default=None, ge=1, le=65535)
     """TCP port for the embedded server; default: a unix socket in the data dir."""
     batch_size: int = Field(default=5000, ge=1, le=100_000)
@@ -148,8 +151,19 @@ class Settings(BaseSettings):
     api_docs_public: bool = False
     """Serve /openapi.json, /docs and /redoc without the token (they need it by default)."""
     api_queue_size: int = Field(default=64, ge=1)
+    """Bound of the job stream's backlog; a webhook that would start an investigation
+    beyond it is answered 503 (a payload is taken whole while the backlog is below it)."""
     api_workers: int = Field(default=2, ge=1, le=32)
+    """Investigation workers of each `serve` process (all replicas share one stream)."""
     api_lease_wait_s: float = Field(default=30.0, ge=0)
+    api_correlation_window_s: float = Field(default=300.0, ge=0)
+    """Firing alerts arriving within this long of an open incident with the same symptom,
+    top candidate or path join it (api/correlation.py); 0: one incident per alert."""
+    api_claim_idle_s: float = Field(default=60.0, gt=0)
+    """A job whose worker stopped renewing it this long (killed, cut off) is claimed by
+    another worker; workers renew every third of it."""
+    api_incident_retention_s: float = Field(default=7 * 86400.0, gt=0)
+    """Finished incident records older than this leave Redis (the graph keeps them)."""
     shadow_mode: bool = False
     """Record everything, but mark outcomes (ROOT_CAUSED_BY, Incident) as shadow."""
     agent_model: str = "qwen3:8b"

@@ -146,7 +146,9 @@ class GraphStore:
         self.close()
 
     @contextlib.contextmanager
-    def _translate(self, what: str) -> Iterator[None]:
+    def translate(self, what: str) -> Iterator[None]:
+        """Redis errors as `StoreError`s naming the server; also used by the API's incident
+        queue and records, which live in the same Redis."""
         try:
             yield
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
@@ -155,7 +157,7 @@ class GraphStore:
             raise StoreError(f"{what} failed on graph {self.graph_name!r}: {exc}") from exc
 
     def exists(self) -> bool:
-        with self._translate("graph lookup"):
+        with self.translate("graph lookup"):
             return bool(self.conn.exists(self.graph_name)) and (
                 self.conn.type(self.graph_name) == "graphdata"
             )
@@ -165,7 +167,7 @@ class GraphStore:
         graph) reads as empty. One round trip: the absence is FalkorDB's error, not a
         separate lookup; a read that timed out or lost its connection is sent once more."""
         text = params_header(params or {}) + query
-        with self._translate("read query"):
+        with self.translate("read query"):
             for attempt in range(READ_RETRIES + 1):
                 try:
                     result = self._graph.ro_query(text, timeout=self.timeout_ms)
@@ -182,12 +184,12 @@ class GraphStore:
 
     def write(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a write template. Only the single writer (`stackgraph.ingest`) calls this."""
-        with self._translate("write query"):
+        with self.translate("write query"):
             result = self._graph.query(params_header(params or {}) + query, timeout=self.timeout_ms)
         return _rows(result)
 
     def delete(self) -> None:
         """Drop this graph key only; other keys on the server are untouched."""
-        with self._translate("graph delete"):
+        with self.translate("graph delete"):
             if self.exists():
                 self._graph.delete()

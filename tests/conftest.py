@@ -55,7 +55,9 @@ def store(settings: Settings) -> Iterator[GraphStore]:
     with GraphStore.open(settings) as s:
         yield s
         s.delete()
-        s.conn.delete(f"stackgraph:{settings.graph}:writer-lease")
+        keys = list(s.conn.scan_iter(f"stackgraph:{settings.graph}:*", count=1000))
+        if keys:  # the writer lease, incident records and the job stream
+            s.conn.delete(*keys)
 
 
 @pytest.fixture

@@ -1,11 +1,12 @@
 """Changes: a Deploy or Change of a candidate, weighed by what its service did after it.
 
 Age from the alert window's start decays it (half-life ~21 min; later than the window's end
-it cannot be a cause). Where metrics exist, timing decides how much it counts: a release
+it cannot be a cause). Where metrics exist, timing decides whether it counts: a release
 just before its own service's errors or latency leave their band is the classic bad change
-(decaying with ONSET_TAU_S of delay); a release whose service shows nothing is weak
-(NO_EFFECT), one after its service already misbehaved did not start it (BEFORE_RELEASE).
-Without probes, presence and age alone count. Abstains when no candidate has a change.
+(decaying with ONSET_TAU_S of delay). A release whose service's health did not move, when
+the metrics could have shown it, or one after its service already misbehaved, is no
+evidence of this incident: it stays in the evidence, and does not vote. Without probes,
+presence and age alone count. Abstains when no candidate has a change.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ CHANGE_LOOKBACK_S = 6 * 3600.0
 CHANGE_KIND_WEIGHT = {"Deploy": 1.0, "Change": 0.7}
 ONSET_TAU_S = 300.0
 """A defective release shows within minutes of rolling out; later onsets count less."""
-NO_EFFECT = 0.25
-"""A release whose service shows no anomaly after it: still a suspect, a weak one."""
-BEFORE_RELEASE = 0.1
-"""The service's anomaly started before the release, so the release did not start it."""
 HEALTH_KINDS = ("errors", "latency")
 """What a release's effect is judged on. A rollout replaces pods, so the released
 service's cpu and memory move by construction (fresh pods, warm-up); a defect shows in
@@ -79,11 +76,11 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         if facts.probes:
             seen = first.get(c.service)
             if seen is None:
-                s *= NO_EFFECT
-                effect = "; its service's errors/latency did not move"
+                s = 0.0
+                effect = "; its service's errors/latency did not move (no vote)"
             elif seen[0] < c.at - step:
-                s *= BEFORE_RELEASE
-                effect = f"; its service's anomaly ({seen[1]}) started before it"
+                s = 0.0
+                effect = f"; its service's anomaly ({seen[1]}) started before it (no vote)"
             else:
                 delay = max(0.0, seen[0] - c.at)
                 s *= math.exp(-delay / ONSET_TAU_S)

@@ -1,12 +1,13 @@
 """Traversal from the symptom: walk the call graph callee-wards from the alerting service
 along the calls that moved (their own series left their band: `telemetry.edge_moves`), and
-vote for the services where the walk stops, those none of whose own calls moved: the
-frontier, where the anomaly starts. The alerting service itself is the frontier when calls
-into it moved and none of its own did.
+vote for where the walk stops: services the calls into which moved more than any call they
+make, the frontier where the anomaly starts (scored by the difference, as `telemetry` and
+`blame` score "its own part"). The alerting service itself is the frontier when calls into
+it moved more than any of its own.
 
 Without edge series (nothing probed per edge) the walk follows the services the anomaly
-scorer found out of band instead. Ranked by how strongly the calls into a frontier service
-moved (or its own anomaly). Abstains when nothing moved.
+scorer found out of band instead, each scored by its own anomaly beyond its most anomalous
+dependency. Abstains when nothing moved.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for n, path in reached.items():
-        if children[n] or n not in strength:
+        below = max((strength.get(c, 0.0) for c in children[n]), default=0.0)
+        if n not in strength or strength[n] <= below:
             continue
-        scores[n] = strength[n]
+        scores[n] = strength[n] - below
         via = " → ".join(path)
         what = "calls" if via_edges else "services"
         evidence[n] = (

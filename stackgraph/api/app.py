@@ -71,6 +71,16 @@ def context_from(
     return make
 
 
+def open_reader(settings: Settings, primary: GraphStore) -> GraphStore:
+    """The read path's store: a FalkorDB replica when `falkordb_read_url` is set (plans,
+    agent tools and graph queries read there, so the primary keeps its time for the
+    writer, the lease, incidents and jobs), else the primary itself."""
+    if not settings.falkordb_read_url:
+        return primary
+    replica = settings.model_copy(update={"falkordb_url": settings.falkordb_read_url})
+    return GraphStore.open(replica, primary.graph_name)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -92,6 +102,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = store is None
         st = GraphStore.open(settings) if store is None else store
+        try:
+            reader = open_reader(settings, st)
+        except Exception:
+            if own:
+                st.close()
+            raise
         mem: Memory | None = None
         if memory_fn is not None:
             mem = memory_fn(st)
@@ -104,23 +120,30 @@ def create_app(
             st,
             plan_fn=plan_fn or Planner.from_settings(settings),
             agent=agent or agent_from(settings),
-            context_fn=context_fn or context_from(settings, st, mem),
+            reader=reader,
+            context_fn=context_fn or context_from(settings, reader, mem),
             writer=writer,
             queue_size=settings.api_queue_size,
             workers=settings.api_workers,
             shadow=settings.shadow_mode,
             metrics=metrics,
+            correlation_window_s=settings.api_correlation_window_s,
+            claim_idle_s=settings.api_claim_idle_s,
+            retention_s=settings.api_incident_retention_s,
         )  # fmt: skip
         if mem is not None:
             recorder = EpisodeRecorder(mem, writer, metrics)
             service.on_concluded.append(recorder.concluded)
             service.on_feedback.append(recorder.feedback)
         app.state.store, app.state.service, app.state.memory = st, service, mem
+        app.state.reader = reader
         service.start()
         try:
             yield
         finally:
             service.stop()
+            if reader is not st:
+                reader.close()
             if own:
                 st.close()
 

@@ -101,6 +101,7 @@ class IncidentSummary(BaseModel):
     opened_at: float
     resolved_at: float | None = None
     alerts_seen: int
+    alert_count: int = Field(default=1, description="Distinct alerts grouped in the incident.")
     shadow: bool
     feedback: Literal["pending", "confirmed", "wrong"]
     ending: str | None = None
@@ -117,6 +118,11 @@ class IncidentDetail(IncidentSummary):
     events: list[str] = []
     error: str | None = None
     writeback: dict[str, Any] = {}
+    alerts: list[dict[str, Any]] = Field(default=[], description="Every alert of the incident.")
+    correlated: list[dict[str, Any]] = Field(
+        default=[], description="Incidents grouped into this one after planning, and why."
+    )
+    investigations: int = Field(default=0, description="Agent runs (1 unless one was cut off).")
 
 
 class InvestigateRequest(BaseModel):

@@ -50,4 +50,6 @@ def test_release_just_before_its_services_onset_beats_one_with_no_effect() -> No
         ChangeFact("other", "Deploy", 1030.0, "v2"),
     )
     sig = change(_facts({"leaf": (errs,)}, changes), {})
-    assert sig.scores.get("leaf", 0.0) > 2 * sig.scores.get("other", 0.0) > 0
+    assert sig.scores.get("leaf", 0.0) > 0.5
+    assert "other" not in sig.scores  # its service did not move: evidence, not a vote
+    assert "did not move (no vote)" in sig.evidence["other"][0].summary

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, status
+
+from stackgraph.errors import StoreError
 
 from ..deps import Authed, ServiceDep
 from ..schemas import InvestigateAccepted, InvestigateRequest
 from ..service import QueueFull
-from .common import AUTH_RESPONSES, BODY, BUSY
+from .common import AUTH_RESPONSES, BODY, BUSY, busy
 
 router = APIRouter(prefix="/api/v1", tags=["investigate"], dependencies=[Authed],
                    responses=AUTH_RESPONSES)  # fmt: skip
@@ -23,7 +25,6 @@ def investigate_adhoc(body: InvestigateRequest, service: ServiceDep) -> Investig
         return InvestigateAccepted(fingerprint=None, queued=False, plan=plan.to_dict())
     try:
         fp = service.adhoc(alert, plan)
-    except QueueFull as exc:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc),
-                            headers={"Retry-After": "10"}) from exc  # fmt: skip
+    except (QueueFull, StoreError) as exc:
+        raise busy(exc) from exc
     return InvestigateAccepted(fingerprint=fp, queued=True, plan=plan.to_dict())
