@@ -101,7 +101,8 @@ def test_an_unknown_service_label_creates_no_service(
     for i, name in enumerate(names):
         detail = wait_done(client, f"fp-u{i}")
         assert detail["writeback"]["written"] is True, detail["writeback"]
-        assert detail["symptom"] == name
+        # the alerts anchor on the same plan (their other labels), so a storm may group them
+        assert name in {detail["symptom"], *(c["symptom"] for c in detail["correlated"])}
     assert rows(platform, "MATCH (s:Service) RETURN count(s)") == before
     got = rows(platform, "MATCH (i:Incident {fingerprint: 'fp-u0'}) "
                "RETURN i.service, i.symptom_known")  # fmt: skip
