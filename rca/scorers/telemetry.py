@@ -7,7 +7,8 @@ where edges into it moved and edges out of it did not. An edge's move is its own
 verdict (`rca.series.assess`: `from:` probes). A snapshot of levels carries no change, so
 it is no evidence of a fault where a metrics source could have shown one: an edge without
 series then says nothing. Only when nothing was probed at all (no metrics source) do the
-levels stand in (`edge_level`: errors only). Stale edges count half.
+levels stand in (`edge_level`: errors only). Stale edges count half. A judged candidate
+keeps its edge as evidence even at 0, so the agent can refute it on that edge.
 """
 
 from __future__ import annotations
@@ -91,13 +92,14 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     into: dict[str, list[tuple[float, EdgeFact]]] = defaultdict(list)
     for e in facts.edges:
         into[e.dst].append((strength[(e.src, e.dst)], e))
+    judged = {e.dst for e in facts.edges if not probed or (e.src, e.dst) in series}
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for name in nodes:
         out_s = max((strength[(o.src, o.dst)] for o in outgoing[name]), default=0.0)
         best_in, best_edge = max(into[name], key=lambda t: t[0], default=(0.0, None))
         scores[name] = max(0.0, best_in - out_s)
-        if best_edge is not None and scores[name] > 0:
+        if best_edge is not None and name in judged:
             e = best_edge
             stale = " (Stale: halved)" if e.stale else ""
             summary = (f"{e.src}→{e.dst} {why[(e.src, e.dst)]}{stale}; "
@@ -106,5 +108,4 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 Evidence("telemetry", summary, e.source or "graph", round(scores[name], 4),
                          f"{e.type}:{e.src}->{e.dst}", e.status, e.last_seen),
             )  # fmt: skip
-    judged = {e.dst for e in facts.edges if not probed or (e.src, e.dst) in series}
     return votes("telemetry", scores, evidence, covered=judged)
