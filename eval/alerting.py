@@ -2,7 +2,7 @@
 
 An alerting rule on the symptom service's own error rate or latency (`for: 1m`) fires at
 the first point that leaves the baseline band and stays out for a minute. The band is the
-read path's own notion of "out" (`rca.signals.deviations` at ONSET_Z robust units, upward),
+read path's own notion of "out" (`rca.series.out_of_band`, upward),
 and the series are read from the same metrics source the read path probes, so the alert
 sees what the investigation sees. The labelled fault start only bounds the search (an
 incident's alert cannot fire before its fault) and the next fault ends it.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stackgraph.rca.model import MetricsSource
-from stackgraph.rca.signals import ONSET_Z, deviations
+from stackgraph.rca.series import out_of_band
 
 __all__ = ["FALLBACK_DELAY_S", "FOR_S", "SYMPTOM_KINDS", "AlertTime", "detect_alert"]
 
@@ -50,14 +50,12 @@ class AlertTime:
 
 
 def _fires(
-    baseline: Sequence[float], points: Sequence[tuple[float, float]], horizon: float
+    kind: str, baseline: Sequence[float], points: Sequence[tuple[float, float]], horizon: float
 ) -> tuple[float, float] | None:
     """(first point out, firing time) of the first stretch out of band for FOR_S, or None."""
     times = np.array([t for t, _ in points], dtype=float)
     values = np.array([v for _, v in points], dtype=float)
-    out = (deviations(tuple(baseline), tuple(values)) >= ONSET_Z) & (
-        values > float(np.median(baseline))
-    )
+    out = out_of_band(baseline, values, kind) & (values > float(np.median(baseline)))
     for i in np.nonzero(out)[0]:
         fire = float(times[i]) + FOR_S
         if fire >= horizon:
@@ -88,7 +86,7 @@ def detect_alert(
         if not base or not points:
             continue
         seen = True
-        found = _fires(base, points, horizon)
+        found = _fires(kind, base, points, horizon)
         if found is not None and (best is None or found[1] < best.fired_at):
             best = AlertTime(found[1], "detected", kind, found[0])
     if best is not None:

@@ -24,9 +24,11 @@ from stackgraph.config import Settings
 from stackgraph.promql import PromQLNames
 from stackgraph.store import GraphStore
 
+from .ablation import ablations
 from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
 from .datasets.model import Case
+from .lane_files import write_logs, write_spans
 from .openmetrics import place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
@@ -95,16 +97,19 @@ def methods_for(cases: list[Case]) -> dict[str, Method]:
     return out
 
 
-def _score(replay: Replay, methods: dict[str, Method]) -> CaseResult:
+def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -> CaseResult:
     ranks = {"stackgraph": replay.ranking}
     seconds = {"stackgraph": replay.seconds["investigate"]}
+    if ablation:
+        ranks |= ablations(replay.plan, replay.case.services)
     for name, fn in methods.items():
         t = time.perf_counter()
         ranks[name] = fn(replay.observed)
         seconds[name] = time.perf_counter() - t
     notes = [*replay.notes, *replay.plan.notes]
     fail_open = (replay.plan.reason or "no candidates") if replay.failed_open else None
-    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes)
+    votes = {c.service: dict(c.signals) for c in replay.plan.candidates} if ablation else {}
+    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes, votes)
 
 
 def evaluate(
@@ -117,8 +122,10 @@ def evaluate(
     manifests_root: Path | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    ablation: bool = False,
 ) -> dict[str, Any]:
-    """The scorecard of StackGraph and every baseline on the same cases, in one run."""
+    """The scorecard of StackGraph and every baseline on the same cases, in one run; with
+    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`)."""
     cases = load(name, path, adapter)[:limit]
     if manifests_root is None and path is not None:
         guess = Path(path).parent / "manifests"
@@ -135,10 +142,15 @@ def evaluate(
             stats = write_openmetrics(cases, fh, PromQLNames.from_settings(settings))
         spent["openmetrics_s"] = time.perf_counter() - t
         t = time.perf_counter()
+        logs, traces = Path(tmp) / "logs", Path(tmp) / "spans"
+        lines = write_logs(logs / "lines.jsonl", (r for c in cases for r in c.logs))
+        spans = write_spans(traces / "spans.csv", (s for c in cases for s in c.spans))
         with running_prometheus(Path(tmp), om) as url:
             spent["backfill_s"] = time.perf_counter() - t
-            replayer = Replayer(store, settings.model_copy(update={"prometheus_url": url}),
-                                manifests_root)  # fmt: skip
+            sources = {"prometheus_url": url, "loki_url": None,
+                       "logs_path": logs if lines else None,
+                       "traces_path": traces if spans else None}  # fmt: skip
+            replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
             try:
                 for i, case in enumerate(cases):
                     if progress is not None:
@@ -151,13 +163,15 @@ def evaluate(
                         continue
                     for k, v in replay.seconds.items():
                         spent[f"{k}_s"] = spent.get(f"{k}_s", 0.0) + v
-                    results.append(_score(replay, methods))
+                    results.append(_score(replay, methods, ablation))
             finally:
                 replayer.close()
     n = max(1, len(results))
     cost = {
         "series": stats.series,
         "samples": stats.samples,
+        "log_lines": lines,
+        "spans": spans,
         "openmetrics_s": round(spent.pop("openmetrics_s"), 2),
         "backfill_s": round(spent.pop("backfill_s"), 2),
         **{f"{k.removesuffix('_s')}_s_per_case": round(v / n, 3) for k, v in spent.items()},

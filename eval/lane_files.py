@@ -2,13 +2,16 @@
 
 Releases become a Flux status dump (one HelmRelease per released service, its
 `status.history` newest first), read by the `change` lane; catalog criticality becomes a
-catalog file, read by the `catalog` lane. Pure builders plus one writer; nothing here
-reaches the graph (the lanes and the writer do).
+catalog file, read by the `catalog` lane; log lines become logcli JSON Lines, read by the
+read path's file log source (`rca.sources.FileLogs`). Pure builders plus writers; nothing
+here reaches the graph (the lanes and the writer do).
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -17,9 +20,11 @@ from typing import Any
 
 import yaml
 
-from .datasets.model import ChangeEvent
+from stackgraph.ingest.lanes.telemetry import Span
 
-__all__ = ["catalog_doc", "helm_releases", "write_yaml"]
+from .datasets.model import ChangeEvent, LogRecord
+
+__all__ = ["catalog_doc", "helm_releases", "write_logs", "write_spans", "write_yaml"]
 
 
 def _iso(t: float) -> str:
@@ -69,3 +74,40 @@ def write_yaml(path: Path, docs: list[dict[str, Any]] | dict[str, Any]) -> Path:
     items = docs if isinstance(docs, list) else [docs]
     path.write_text(yaml.safe_dump_all(items, sort_keys=False), encoding="utf-8")
     return path
+
+
+def write_logs(path: Path, records: Iterable[LogRecord]) -> int:
+    """Log lines as logcli JSON Lines (`timestamp` in ns, `labels`, `line`), each line
+    once; returns how many were written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    seen: set[tuple[float, str, str, str]] = set()
+    with path.open("w", encoding="utf-8") as fh:
+        for r in sorted(records, key=lambda r: r.t):
+            key = (r.t, r.service, r.span_id, r.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            labels = {"service_name": r.service, "trace_id": r.trace_id, "span_id": r.span_id}
+            doc = {"timestamp": str(round(r.t * 1e9)), "labels": labels, "line": r.line}
+            fh.write(json.dumps(doc) + "\n")
+    return len(seen)
+
+
+def write_spans(path: Path, spans: Iterable[Span]) -> int:
+    """Spans as the telemetry lane's CSV (kind and status left empty when unknown), each
+    span once; returns how many were written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    seen: set[tuple[str, str]] = set()
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["trace_id", "span_id", "parent_span_id", "service", "kind",
+                      "duration_ms", "start_unix_s", "status"])  # fmt: skip
+        for s in sorted(spans, key=lambda s: s.end_s):
+            if (s.trace_id, s.span_id) in seen:
+                continue
+            seen.add((s.trace_id, s.span_id))
+            start = f"{s.end_s - s.duration_ms / 1000.0:.6f}"
+            status = "error" if s.error else ""
+            out.writerow([s.trace_id, s.span_id, s.parent_id, s.service, s.kind,
+                          repr(s.duration_ms), start, status])  # fmt: skip
+    return len(seen)

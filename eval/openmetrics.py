@@ -89,6 +89,8 @@ def shifted(case: Case, dt: float) -> Case:
         metrics=tuple(replace(m, times=m.times + dt) for m in case.metrics),
         changes=tuple(replace(c, at=c.at + dt) for c in case.changes),
         recorded_alert=None if case.recorded_alert is None else case.recorded_alert + dt,
+        logs=tuple(replace(r, t=r.t + dt) for r in case.logs),
+        spans=tuple(replace(s, end_s=s.end_s + dt) for s in case.spans),
     )
 
 

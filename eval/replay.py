@@ -124,7 +124,7 @@ class Replayer:
 
     def __post_init__(self) -> None:
         self.metrics = PrometheusMetrics.from_settings(self.settings)
-        self.planner = Planner(self.metrics, self.settings.investigate_hops)
+        self.planner = Planner.from_settings(self.settings)
 
     def close(self) -> None:
         self.metrics.close()

@@ -29,6 +29,8 @@ class CaseResult:
     fail_open: str | None = None
     """The plan's reason when it ranked nothing (its ranking is then by name)."""
     notes: list[str] = field(default_factory=list)
+    votes: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each candidate's breakdown, per scorer (kept with `--ablation`)."""
 
 
 def metrics(ranks: Sequence[Sequence[str]], truths: Sequence[str]) -> dict[str, float]:
@@ -121,6 +123,7 @@ def scorecard(
                 },
                 "ranks": {name: rank_of(r.ranks[name], r.case.root_cause) for name in names},
                 "notes": r.notes,
+                **({"votes": r.votes} if r.votes else {}),
             }
             for r in results
         ],

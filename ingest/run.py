@@ -6,6 +6,7 @@ way lanes are run: `stackgraph ingest`, the scheduler, the demo and the replay h
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,6 +20,8 @@ from stackgraph.store import GraphStore
 from .lanes import LaneInputs, resolve
 from .report import IngestReport
 from .writer import Clock, GraphIngestor
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int], Callable[[int], None]]
 """(lane name, records to write) -> a callback advanced by the records written."""
@@ -56,6 +59,13 @@ def run_lanes(
                 batch: RecordBatch = lane.collect(inputs)
             except (InputError, SourceUnavailable) as exc:
                 failures.append(exc)
+                continue
+            except StackGraphError:
+                raise  # the store or the lease: nothing after it could be written either
+            except Exception as exc:  # input the lane did not foresee: still one clear line
+                log.debug("lane %s failed", lane.name, exc_info=True)
+                what = f"{type(exc).__name__}: {exc}"
+                failures.append(InputError(f"the {lane.name} lane failed on its input: {what}"))
                 continue
             advance = progress(lane.name, len(batch.nodes) + len(batch.edges)) if progress else None
             report.merge(writer.write(batch, advance, tag=lane.name))

@@ -9,10 +9,19 @@ from .anchor import anchor_names, pod_base_names
 from .clock import parse_time
 from .collect import GENERATORS, clamp_hops
 from .investigate import investigate, windows_for
-from .model import EDGE_PREFIX, Alert, Candidate, Evidence, MetricsSource, Plan
+from .model import (
+    EDGE_PREFIX,
+    Alert,
+    Candidate,
+    Evidence,
+    LogLine,
+    LogSource,
+    MetricsSource,
+    Plan,
+)
 from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
 from .planner import Planner
-from .signals import Signal
+from .scorers import Signal
 
 __all__ = [
     "DEFAULT",
@@ -23,6 +32,8 @@ __all__ = [
     "Alert",
     "Candidate",
     "Evidence",
+    "LogLine",
+    "LogSource",
     "MetricsSource",
     "Plan",
     "Planner",

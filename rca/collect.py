@@ -384,11 +384,52 @@ def _finite(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
+def logs(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Each candidate's log lines in the baseline and alert windows, via LogSource. Reads
+    logs, not the graph; an unreachable source is noted once and not asked again."""
+    source = req.logs
+    if source is None:
+        return replace(facts, notes=facts.note("no log source: log lines not read"))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    out = dict(facts.logs)
+    notes: list[str] = []
+    names = candidate_names(facts)
+    for i, name in enumerate(names):
+        try:
+            base = tuple(x for x in source.lines(name, b0, b1) if x.t < b1)
+            alert = tuple(source.lines(name, a0, a1))
+        except SourceUnavailable as exc:
+            notes.append(f"log source unavailable, {len(names) - i} candidate(s) not read: {exc}")
+            break
+        except Exception as exc:  # a remote call; a failure leaves a partial plan
+            notes.append(f"log lines of {name!r} failed: {type(exc).__name__}: {exc}")
+            continue
+        if base or alert:
+            out[name] = (base, alert)
+    return replace(facts, logs=out, notes=facts.note(*notes))
+
+
+def traces(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Every service's spans in the baseline and alert windows, via SpanSource."""
+    source = req.spans
+    if source is None:
+        return replace(facts, notes=facts.note("no span source: trace structure not read"))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    try:
+        base = tuple(s for s in source.spans(b0, b1) if s.end_s < b1)
+        alert = tuple(source.spans(a0, a1))
+    except Exception as exc:  # a source is outside the graph; its failure leaves a partial plan
+        return replace(facts, notes=facts.note(f"spans failed: {type(exc).__name__}: {exc}"))
+    return replace(facts, traces=(base, alert))
+
+
 GENERATORS: dict[str, Generator] = {
     "khop": khop,
     "callers": callers,
     "changes": changes,
     "history": history,
     "probes": probes,
+    "logs": logs,
+    "traces": traces,
 }
 """Named generators a playbook may list, in the order it lists them."""

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import Alert, MetricsSource
+from .model import Alert, LogLine, LogSource, MetricsSource, SpanSource
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class Request:
     hops: int
     limit: int
     metrics: MetricsSource | None = None
+    logs: LogSource | None = None
+    spans: SpanSource | None = None
     path_limit: int = 2000
     as_of: float | None = None
     """Answer on the graph as it was then (epoch seconds; None: now). Binds `$at`."""
@@ -115,6 +120,12 @@ class Facts:
     history: Mapping[str, HistoryFact] = field(default_factory=dict)
     probes: Mapping[str, Sequence[ProbeSeries]] = field(default_factory=dict)
     probe_source: str = "metrics"
+    logs: Mapping[str, tuple[tuple[LogLine, ...], tuple[LogLine, ...]]] = field(
+        default_factory=dict
+    )
+    """Per candidate: its log lines in the baseline window and in the alert window."""
+    traces: tuple[Sequence[Span], Sequence[Span]] = ((), ())
+    """Every service's spans that ended in the baseline window, and in the alert window."""
     windows: Windows | None = None
     notes: tuple[str, ...] = ()
 

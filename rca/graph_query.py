@@ -19,7 +19,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from stackgraph import cypher
-from stackgraph.errors import StackGraphError
+from stackgraph.errors import InputError, StackGraphError
 from stackgraph.schema import INTERNAL_PREFIX, LABELS
 from stackgraph.store import GraphStore
 
@@ -179,6 +179,9 @@ def query_stack_graph(
             visited |= reached
             if other is not None and other in visited:
                 break
+    except InputError as exc:  # text no query may carry (a NUL, a lone surrogate)
+        answer["reason"] = f"refused: {exc}"
+        return answer
     except StackGraphError as exc:
         answer["reason"] = f"graph unavailable: {exc}"
         return answer

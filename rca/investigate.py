@@ -1,8 +1,9 @@
 """`investigate(store, alert)` → a ranked, explained `Plan`. Fail-open by contract.
 
 alert labels → anchor Service → generators (k-hop neighbourhood, callers, deploys and
-changes, incident history, metric probes) → scorers (topology, telemetry, anomaly,
-change, history, PageRank blame) → one weighted combiner → ranked candidates.
+changes, incident history, metric probes) → scorers that vote or abstain (telemetry,
+anomaly, change, history, PageRank blame, traversal from the symptom, onset order) →
+reciprocal rank fusion, ties by topology → ranked candidates.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from stackgraph.store import GraphStore
 
 from .collect import GraphReader, clamp_hops, resolve_anchor
 from .facts import Facts, Request, Windows
-from .model import Alert, Candidate, MetricsSource, Plan
-from .pipeline import DEFAULT, Playbook, combine, gather, score
+from .model import Alert, Candidate, LogSource, MetricsSource, Plan, SpanSource
+from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
 
 
 def windows_for(
@@ -46,6 +47,8 @@ def investigate(
     *,
     at: float | None = None,
     metrics: MetricsSource | None = None,
+    logs: LogSource | None = None,
+    spans: SpanSource | None = None,
     hops: int = 2,
     limit: int = 10,
     playbook: Playbook = DEFAULT,
@@ -61,7 +64,7 @@ def investigate(
     `as_of` answers on the graph as it was then (time travel: facts first seen later are
     left out, Stale/Active as they were then); `at` only places the windows, so a replay
     over a graph written today still sees it. Entry points call this through `Planner`,
-    which brings the configured metrics source and depth.
+    which brings the configured metrics, log and span sources and depth.
     """
     hops = clamp_hops(hops)
     limit = max(1, min(int(limit), 200))
@@ -72,6 +75,7 @@ def investigate(
         reason: str,
         ranked: list[Candidate] | None = None,
         notes: tuple[str, ...] = (),
+        coverage: dict[str, list[str]] | None = None,
     ) -> Plan:
         return Plan(
             anchor=anchor,
@@ -83,13 +87,14 @@ def investigate(
             window=win.alert,
             baseline=win.baseline,
             notes=notes,
+            coverage=coverage or {},
         )
 
     try:
         anchor, why = resolve_anchor(store, alert, at=as_of)
         if anchor is None:
             return plan(None, why)
-        request = Request(alert, win, hops, limit, metrics,
+        request = Request(alert, win, hops, limit, metrics, logs, spans,
                           as_of=None if as_of is None else float(as_of))  # fmt: skip
         facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
         facts = gather(store, request, facts, playbook)
@@ -97,11 +102,17 @@ def investigate(
         ranked = combine(facts, signals, playbook)
     except Exception as exc:  # the fail-open boundary: any store/driver failure becomes a reason
         return plan(None, f"investigation failed open: {type(exc).__name__}: {exc}")
-    notes = list(facts.notes)
+    notes = [*facts.notes, *abstentions(signals)]
+    if baseline is not None and win.baseline != (float(baseline[0]), float(baseline[1])):
+        notes.append(
+            "the baseline asked for does not end before the alert window's end; "
+            f"the {playbook.baseline_span_s / 60:.0f} minutes before the alert window were used"
+        )
     reason = ""
     if len(facts.nodes) <= 1:
         reason = f"{anchor.name} has no known dependencies in the graph; only itself is ranked"
     edge_status = [e.status for e in facts.edges]
     if edge_status and all(s == "Stale" for s in edge_status):
         notes.append("every dependency edge around the anchor is Stale; telemetry counts half")
-    return plan(anchor.name, reason, ranked[:limit], tuple(notes))
+    coverage = {n: sorted(s.covered) for n, s in signals.items() if s.covered is not None}
+    return plan(anchor.name, reason, ranked[:limit], tuple(notes), coverage)

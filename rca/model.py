@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,39 @@ class Plan:
     baseline: tuple[float, float] | None = None
     notes: Sequence[str] = ()
     """What was partial: failed probes, truncated neighbourhoods, stale facts."""
+    coverage: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Per scorer whose data reached only some candidates: those it reached."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Plan:
+        """The inverse of `to_dict` (also after a JSON round trip), so a stored plan
+        is the plan again."""
+
+        def span(v: Any) -> tuple[float, float] | None:
+            return (float(v[0]), float(v[1])) if v else None
+
+        cands = [
+            Candidate(
+                service=str(c["service"]),
+                score=float(c["score"]),
+                signals={str(k): float(v) for k, v in dict(c.get("signals") or {}).items()},
+                paths=[list(p) for p in c.get("paths") or ()],
+                evidence=[Evidence(**e) for e in c.get("evidence") or ()],
+                suggested_tools=tuple(c.get("suggested_tools") or ()),
+                kind=str(c.get("kind", "Service")),
+                position=str(c.get("position", "downstream")),
+            )
+            for c in d.get("candidates") or ()
+        ]
+        return cls(anchor=d.get("anchor"), candidates=cands, reason=str(d.get("reason", "")),
+                   at=d.get("at"), playbook=str(d.get("playbook", "default")),
+                   hops=int(d.get("hops", 2)), window=span(d.get("window")),
+                   baseline=span(d.get("baseline")), notes=tuple(d.get("notes") or ()),
+                   coverage={str(k): [str(n) for n in v]
+                             for k, v in dict(d.get("coverage") or {}).items()})  # fmt: skip
 
 
 EDGE_PREFIX = "from:"
@@ -92,4 +125,33 @@ class MetricsSource(Protocol):
         self, service: str, kind: str, start: float, end: float
     ) -> Sequence[tuple[float, float]]:
         """(epoch seconds, value) pairs with start <= t <= end, oldest first."""
+        ...
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One log line of a service: when, its level word (ERROR, WARN, ..., or ""), its text,
+    and the trace and span it was written in, when it says."""
+
+    t: float
+    service: str
+    level: str
+    text: str
+    trace_id: str = ""
+    span_id: str = ""
+
+
+class LogSource(Protocol):
+    """A service's log lines at investigation time (`rca.sources.logs`: Loki or files)."""
+
+    def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:
+        """Lines with start <= t <= end, oldest first, at most `rca.sources.logs.MAX_LINES`."""
+        ...
+
+
+class SpanSource(Protocol):
+    """Every service's spans at investigation time (`rca.sources.spans`: span files)."""
+
+    def spans(self, start: float, end: float) -> Sequence[Span]:
+        """Spans that ended with start <= end_s <= end."""
         ...

@@ -52,6 +52,9 @@ class IncidentOutcome:
     resolved_at: float | None = None
     alerts_seen: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+    joined: list[Alert] = field(default_factory=list)
+    """The other alerts grouped into this incident (a storm), each written as an Alert that
+    TRIGGERED it."""
 
     @property
     def root_cause(self) -> str | None:
@@ -80,9 +83,25 @@ def _svc(name: str, kind: str = "Service") -> NodeRef:
                    {"name": name})  # fmt: skip
 
 
+def _alert_props(alert: Alert) -> dict[str, Any]:
+    labels = dict(alert.labels)
+    props: dict[str, Any] = {
+        "alertname": labels.get("alertname", ""),
+        "alert_status": alert.status,
+        "labels_json": json.dumps(labels, sort_keys=True),
+        "summary": str(alert.annotations.get("summary", "")),
+    }
+    if alert.starts_at is not None:
+        props["starts_at"] = float(alert.starts_at)
+    return props
+
+
 def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> RecordBatch:
-    """Everything one incident writes. A symptom service the graph does not know yet is
-    added as a Candidate, so AFFECTS is always written."""
+    """Everything one incident writes. A symptom service the graph does not know is only
+    named on the Incident (`service`, `symptom_known: false`): a label is no reason to
+    create a Service, or anyone holding the token could fill the world-model with names.
+    FIRED_ON and AFFECTS follow once a lane knows the service and the incident is written
+    again (the alert resolving)."""
     batch = RecordBatch()
     fp = outcome.fingerprint
     shadow_status = "Candidate" if outcome.shadow else "Active"
@@ -90,18 +109,8 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
     incident_ref = NodeRef("Incident", {"fingerprint": fp})
     symptom = _svc(outcome.symptom)
     labels = dict(outcome.alert.labels)
-    if not symptom_exists:
-        batch.nodes.append(NodeRecord("Service", symptom.key, {"placeholder": True}, SYNTHETIC,
-                                      "Candidate", 0.1, "alert"))  # fmt: skip
-    alert_props: dict[str, Any] = {
-        "alertname": labels.get("alertname", ""),
-        "alert_status": outcome.alert.status,
-        "labels_json": json.dumps(labels, sort_keys=True),
-        "summary": str(outcome.alert.annotations.get("summary", "")),
-    }
-    if outcome.alert.starts_at is not None:
-        alert_props["starts_at"] = float(outcome.alert.starts_at)
-    batch.nodes.append(NodeRecord("Alert", alert_ref.key, alert_props, "Prometheus", "Active"))
+    batch.nodes.append(NodeRecord("Alert", alert_ref.key, _alert_props(outcome.alert),
+                                  "Prometheus", "Active"))  # fmt: skip
     run = outcome.run
     incident: dict[str, Any] = {
         "incident_status": outcome.status,
@@ -112,6 +121,7 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
         "outcome": outcome.feedback,
         "alerts_seen": int(outcome.alerts_seen),
         "evidence_chain_json": json.dumps(evidence_chain(outcome), sort_keys=True),
+        "symptom_known": symptom_exists,
     }
     if outcome.resolved_at is not None:
         incident["resolved_at"] = float(outcome.resolved_at)
@@ -119,11 +129,17 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
         incident |= {"ending": str(run.ending), "report": run.report.text()[:20_000],
                      "conclusion": run.conclusion or ""}  # fmt: skip
     batch.nodes.append(NodeRecord("Incident", incident_ref.key, incident, SYNTHETIC, shadow_status))
-    batch.edges += [
-        EdgeRecord("FIRED_ON", alert_ref, symptom, {}, "Prometheus"),
-        EdgeRecord("TRIGGERED", alert_ref, incident_ref, {}, SYNTHETIC),
-        EdgeRecord("AFFECTS", incident_ref, symptom, {}, SYNTHETIC, shadow_status),
-    ]
+    batch.edges.append(EdgeRecord("TRIGGERED", alert_ref, incident_ref, {}, SYNTHETIC))
+    if symptom_exists:
+        batch.edges += [
+            EdgeRecord("FIRED_ON", alert_ref, symptom, {}, "Prometheus"),
+            EdgeRecord("AFFECTS", incident_ref, symptom, {}, SYNTHETIC, shadow_status),
+        ]
+    for other in outcome.joined:
+        ref = NodeRef("Alert", {"fingerprint": str(other.fingerprint)})
+        props = _alert_props(other)
+        batch.nodes.append(NodeRecord("Alert", ref.key, props, "Prometheus", "Active"))
+        batch.edges.append(EdgeRecord("TRIGGERED", ref, incident_ref, {}, SYNTHETIC))
     if run is None:
         return batch
     for h in run.hypotheses:
@@ -231,7 +247,22 @@ class OutcomeWriter:
             return writer.write(batch)
 
     def write_outcome(self, outcome: IncidentOutcome) -> IngestReport:
-        return self.write(outcome_records(outcome, self.symptom_exists(outcome.symptom)))
+        batch = outcome_records(outcome, self.symptom_exists(outcome.symptom))
+        return self.write(self._known_citations(batch))
+
+    def _known_citations(self, batch: RecordBatch) -> RecordBatch:
+        """CITES only Changes the change lane has read: a commit newer than its last run
+        stays in the evidence, not as an edge the writer would reject (and `written` is
+        true only when nothing was rejected)."""
+        cites = [e for e in batch.edges if e.type == "CITES"]
+        if not cites:
+            return batch
+        shas = sorted({str(e.dst.key["commit_sha"]) for e in cites})
+        rows = self.store.read(cypher.load("lane_changes_by_sha"), {"shas": shas})
+        found = {(r["repo"], r["sha"]) for r in rows}
+        batch.edges = [e for e in batch.edges if e.type != "CITES"
+                       or (e.dst.key["repo"], e.dst.key["commit_sha"]) in found]  # fmt: skip
+        return batch
 
     def topology_label(self, name: str) -> str | None:
         rows = self.store.read(cypher.load("sg_topology_label"), {"name": name})

@@ -1,8 +1,10 @@
-"""Playbooks: a declared pipeline of generators → scorers → one combiner.
+"""Playbooks: a declared pipeline of generators → scorers → reciprocal rank fusion.
 
-A playbook names its parts (from `GENERATORS` and `SCORERS`) and the weight of each
-signal in the blend; it is frozen, so a caller cannot change the default for everyone.
-Compose another one from the same parts with `Playbook(...)` or `DEFAULT.with_(...)`.
+A playbook names its parts (from `GENERATORS` and `SCORERS`); every scorer but the priors
+votes, and `rca.fusion.by_source` fuses the votes, once per data source (no hand-set
+weights). The priors only break ties. It is frozen, so a caller cannot change the default
+for everyone. Compose another one from the same parts with `Playbook(...)` or
+`DEFAULT.with_(...)`.
 
     quick = DEFAULT.with_(name="no-probes", generators=("khop", "changes"))
     plan = investigate(store, alert, playbook=quick)
@@ -15,11 +17,28 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from .blame import blame
 from .collect import GENERATORS, GraphReader
 from .facts import Facts, Request
+from .fusion import by_source, rrf
 from .model import Candidate, Evidence
-from .signals import Scorer, Signal, all_nodes, anomaly, change, history, telemetry, topology
+from .scorers import (
+    Scorer,
+    Signal,
+    all_nodes,
+    anomaly,
+    blame,
+    centrality,
+    change,
+    failed_calls,
+    history,
+    instability,
+    logs,
+    onset,
+    self_time,
+    telemetry,
+    topology,
+    traversal,
+)
 
 SCORERS: dict[str, Scorer] = {
     "topology": topology,
@@ -28,19 +47,45 @@ SCORERS: dict[str, Scorer] = {
     "change": change,
     "history": history,
     "blame": blame,
+    "traversal": traversal,
+    "onset": onset,
+    "logs": logs,
+    "failed_calls": failed_calls,
+    "instability": instability,
+    "centrality": centrality,
+    "self_time": self_time,
 }
-"""Named scorers. Order matters only in that `blame` reads `anomaly` and `telemetry`."""
+"""Named scorers. Order matters only in that blame and traversal read anomaly and telemetry."""
+
+SOURCES: Mapping[str, str] = MappingProxyType({
+    "telemetry": "metrics",
+    "anomaly": "metrics",
+    "blame": "metrics",
+    "traversal": "metrics",
+    "onset": "metrics",
+    "change": "changes",
+    "history": "outcomes",
+    "logs": "logs",
+    "failed_calls": "traces",
+    "instability": "traces",
+    "centrality": "traces",
+    "self_time": "traces",
+})  # fmt: skip
+"""The data each voter reads: the metrics source's series and Tempo's graph, the change
+lane's releases, past validated outcomes, log lines, spans (with the log lines naming them)."""
 
 
 @dataclass(frozen=True)
 class Playbook:
-    """A named, frozen recipe: which generators gather facts, which scorers judge them,
-    and how the signals blend into one score."""
+    """A named, frozen recipe: which generators gather facts, which scorers judge them, and
+    which of those are priors (tie-breakers) rather than votes."""
 
     name: str
     generators: tuple[str, ...]
     scorers: tuple[str, ...]
-    weights: Mapping[str, float] = field(default_factory=dict)
+    priors: tuple[str, ...] = ("topology",)
+    sources: Mapping[str, str] = field(default_factory=lambda: dict(SOURCES))
+    """Scorer → the data source it reads; the fusion counts each source once (`by_source`)."""
     alert_span_s: float = 600.0
     """Alert window when the alert gives no start: the 10 minutes before `at`."""
     alert_lead_s: float = 300.0
@@ -51,11 +96,14 @@ class Playbook:
 
     def __post_init__(self) -> None:
         unknown = [g for g in self.generators if g not in GENERATORS]
-        unknown += [s for s in self.scorers if s not in SCORERS]
-        unknown += [w for w in self.weights if w not in SCORERS]
+        unknown += [s for s in (*self.scorers, *self.priors, *self.sources) if s not in SCORERS]
         if unknown:
             raise ValueError(f"playbook {self.name!r}: unknown part(s) {unknown}")
-        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+
+    @property
+    def voters(self) -> tuple[str, ...]:
+        return tuple(s for s in self.scorers if s not in self.priors)
 
     def with_(self, **changes: Any) -> Playbook:
         return replace(self, **changes)
@@ -63,17 +111,10 @@ class Playbook:
 
 DEFAULT = Playbook(
     name="default",
-    generators=("khop", "callers", "changes", "history", "probes"),
-    scorers=("topology", "telemetry", "anomaly", "change", "history", "blame"),
-    weights={
-        "blame": 0.35,
-        "anomaly": 0.25,
-        "telemetry": 0.15,
-        "change": 0.12,
-        "topology": 0.08,
-        "history": 0.05,
-    },
-)
+    generators=("khop", "callers", "changes", "history", "probes", "logs", "traces"),
+    scorers=("topology", "telemetry", "anomaly", "change", "history", "blame", "traversal",
+             "onset", "logs", "failed_calls", "instability", "centrality", "self_time"),
+)  # fmt: skip
 
 PLAYBOOKS: Mapping[str, Playbook] = MappingProxyType({DEFAULT.name: DEFAULT})
 
@@ -112,12 +153,19 @@ def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
 
 
 def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> list[Candidate]:
-    """Pure: the weighted blend, ranked (ties by name), each with its breakdown and proof."""
+    """Pure: the fused ranking, each candidate with every scorer's vote in its breakdown,
+    its evidence and how to check it. Equal fused scores go to the candidate more views
+    agree on (flat RRF over every voter), then to the priors, then by name."""
     nodes = all_nodes(facts)
+    fused = by_source(signals, playbook.voters, playbook.sources, nodes)
+    views = rrf(signals, playbook.voters, nodes)
     out: list[Candidate] = []
     for name, node in nodes.items():
-        breakdown = {s: round(float(signals[s].scores.get(name, 0.0)), 4) for s in playbook.scorers}
-        total = sum(playbook.weights.get(s, 0.0) * v for s, v in breakdown.items())
+        breakdown = {
+            s: round(float(signals[s].scores.get(name, 0.0)), 4)
+            for s in playbook.scorers
+            if s in playbook.priors or name in signals[s].scores
+        }
         evidence: list[Evidence] = []
         for s in playbook.scorers:
             evidence.extend(signals[s].evidence.get(name, ()))
@@ -125,7 +173,7 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
         out.append(
             Candidate(
                 service=name,
-                score=round(total, 4),
+                score=round(fused.get(name, 0.0), 5),
                 signals=breakdown,
                 paths=tuple(tuple(p) for p in paths),
                 evidence=tuple(evidence),
@@ -134,5 +182,14 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
                 position=node.position,
             )
         )
-    out.sort(key=lambda c: (-c.score, c.service))
+    prior = [signals[p].scores for p in playbook.priors]
+    out.sort(
+        key=lambda c: (-fused.get(c.service, 0.0), -views.get(c.service, 0.0),
+                       *(-p.get(c.service, 0.0) for p in prior), c.service)
+    )  # fmt: skip
     return out
+
+
+def abstentions(signals: Mapping[str, Signal]) -> tuple[str, ...]:
+    """One note per scorer that judged nothing, saying why."""
+    return tuple(f"{n} abstained: {s.abstained}" for n, s in signals.items() if s.abstained)

@@ -12,9 +12,9 @@ from stackgraph.config import Settings
 
 from .collect import GraphReader
 from .investigate import investigate
-from .model import Alert, MetricsSource, Plan
+from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
 from .pipeline import DEFAULT, Playbook
-from .sources import metrics_from_settings
+from .sources import logs_from_settings, metrics_from_settings, spans_from_settings
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,14 @@ class Planner:
 
     metrics: MetricsSource | None = None
     hops: int = 4
+    logs: LogSource | None = None
+    spans: SpanSource | None = None
     playbook: Playbook = DEFAULT
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Planner:
-        return cls(metrics_from_settings(settings), settings.investigate_hops)
+        return cls(metrics_from_settings(settings), settings.investigate_hops,
+                   logs_from_settings(settings), spans_from_settings(settings))  # fmt: skip
 
     def __call__(
         self,
@@ -41,6 +44,8 @@ class Planner:
         hops: int | None = None,
     ) -> Plan:
         return investigate(
-            store, alert, at=at, metrics=self.metrics, hops=hops or self.hops, limit=limit,
+            store, alert, at=at, metrics=self.metrics, logs=self.logs, spans=self.spans,
+            hops=hops or self.hops,
+            limit=limit,
             playbook=self.playbook, baseline=baseline, as_of=as_of,
         )  # fmt: skip

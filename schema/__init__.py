@@ -11,6 +11,13 @@ from .model import (
     Status,
 )
 from .records import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Rejection
+from .text import (
+    MAX_KEY_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_PROPERTY_CHARS,
+    MAX_TEXT_CHARS,
+    text_problem,
+)
 from .validate import check_ref, check_value, validate_edge, validate_node
 from .vocabulary import (
     CRITICALITY,
@@ -27,6 +34,10 @@ __all__ = [
     "HYPOTHESIS_STATES",
     "INTERNAL_PREFIX",
     "LABELS",
+    "MAX_KEY_CHARS",
+    "MAX_LABEL_CHARS",
+    "MAX_PROPERTY_CHARS",
+    "MAX_TEXT_CHARS",
     "MEMORY_ENTITY_TYPES",
     "PROVENANCE_FIELDS",
     "VERDICTS",
@@ -43,6 +54,7 @@ __all__ = [
     "Status",
     "check_ref",
     "check_value",
+    "text_problem",
     "validate_edge",
     "validate_node",
 ]

@@ -14,6 +14,7 @@ from typing import Any
 
 from .model import INTERNAL_PREFIX, PROVENANCE_FIELDS, Source, Status
 from .records import EdgeRecord, NodeRecord, NodeRef, Rejection
+from .text import MAX_KEY_CHARS, MAX_PROPERTY_CHARS, text_problem
 from .vocabulary import EDGES, LABELS
 
 _PROP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -24,19 +25,13 @@ _OWNED = {*PROVENANCE_FIELDS, "sources"}
 Problem = tuple[str, str]
 
 
-def _check_scalar(value: Any) -> str | None:
+def _check_scalar(value: Any, max_chars: int = MAX_PROPERTY_CHARS) -> str | None:
     if isinstance(value, bool | int):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else "must be a finite number"
     if isinstance(value, str):
-        if "\x00" in value:
-            return "contains a NUL character, which FalkorDB cannot store"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "is not valid UTF-8 text"
-        return None
+        return text_problem(value, max_chars, controls=False)
     return f"has unsupported type {type(value).__name__}"
 
 
@@ -64,7 +59,9 @@ def _props(props: Mapping[str, Any]) -> list[Problem]:
         # fast path: a known-good name and a plain scalar (the 99% case of a big ingest)
         if name in _GOOD_NAMES:
             t = type(value)
-            if t is int or t is bool or (t is str and value.isascii() and "\x00" not in value):
+            if t is int or t is bool:
+                continue
+            if t is str and value.isascii() and "\x00" not in value and len(value) < 65536:
                 continue
             if t is float and math.isfinite(value):
                 continue
@@ -124,7 +121,7 @@ def _check_ref(ref: NodeRef, field: str) -> list[Problem]:
             continue
         value = ref.key[key]
         problem = "is null" if value is None else "is empty" if value == "" else None
-        problem = problem or _check_scalar(value)
+        problem = problem or _check_scalar(value, MAX_KEY_CHARS)
         if problem:
             out.append((f"{field}.{key}", problem))
     if len(ref.key) != len(spec.keys):
@@ -201,7 +198,7 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def column_ok(values: Sequence[Any]) -> bool:
+def column_ok(values: Sequence[Any], max_chars: int = MAX_PROPERTY_CHARS) -> bool:
     """Every value is one `check_value` accepts."""
     kinds = set(map(type, values))
     if kinds <= {int, bool}:
@@ -209,6 +206,8 @@ def column_ok(values: Sequence[Any]) -> bool:
     if kinds <= {int, bool, float}:
         return all(math.isfinite(v) for v in values if type(v) is float)
     if kinds == {str}:
+        if max(map(len, values), default=0) > max_chars:
+            return False
         joined = "".join(values)
         return "\x00" not in joined and _utf8(joined)
     if kinds <= {list, tuple}:
@@ -223,7 +222,7 @@ def key_column_ok(values: Sequence[Any]) -> bool:
         return False
     if str in kinds and "" in values:
         return False
-    return column_ok(values)
+    return column_ok(values, MAX_KEY_CHARS)
 
 
 def names_ok(names: Iterable[str], keys: Collection[str] = ()) -> bool:

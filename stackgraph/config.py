@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     falkordb_url: str | None = Field(
         default=None, validation_alias=AliasChoices("STACKGRAPH_FALKORDB_URL", "FALKORDB_URL")
     )
+    falkordb_read_url: str | None = None
+    """A FalkorDB replica (`REPLICAOF` the primary) for the API's read path: plans, agent
+    tools, graph queries. Writes, the lease, incidents and jobs stay on the primary."""
     embedded_port: int | None = Field(default=None, ge=1, le=65535)
     """TCP port for the embedded server; default: a unix socket in the data dir."""
     batch_size: int = Field(default=5000, ge=1, le=100_000)
@@ -109,6 +112,17 @@ class Settings(BaseSettings):
     metrics_pod_pattern: str = "<<service>>-([a-z0-9]{6,10}-)?[a-z0-9]{5}|<<service>>-[0-9]+"
     """RE2 pattern of a service's pod names (cAdvisor / kube-state-metrics series);
     `<<service>>` is the regex-escaped service name."""
+    loki_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("STACKGRAPH_LOKI_URL", "LOKI_URL")
+    )
+    """Loki the read path reads candidates' log lines from (the `logs` scorer)."""
+    logs_selector: str = "{service_name=<<service>>}"
+    """LogQL stream selector of a service's lines; `<<service>>` becomes its quoted name."""
+    logs_path: Path | None = None
+    """A folder of log files (logcli JSON Lines, or CSV) instead of Loki: offline, replays."""
+    traces_path: Path | None = None
+    """Span files (any format the telemetry lane reads) the read path reads spans from:
+    trace structure and failed calls (`traces` scorers)."""
     investigate_hops: int = Field(default=4, ge=1, le=4)
     """Neighbourhood depth of every investigation (API, MCP, CLI, replay)."""
 
@@ -133,9 +147,23 @@ class Settings(BaseSettings):
     api_token_file: Path | None = None
     """A mounted file holding the token (used when api_token is unset)."""
     api_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Request body limit: 413 beyond, whether the length is declared or the body chunked."""
+    api_docs_public: bool = False
+    """Serve /openapi.json, /docs and /redoc without the token (they need it by default)."""
     api_queue_size: int = Field(default=64, ge=1)
+    """Bound of the job stream's backlog; a webhook that would start an investigation
+    beyond it is answered 503 (a payload is taken whole while the backlog is below it)."""
     api_workers: int = Field(default=2, ge=1, le=32)
+    """Investigation workers of each `serve` process (all replicas share one stream)."""
     api_lease_wait_s: float = Field(default=30.0, ge=0)
+    api_correlation_window_s: float = Field(default=300.0, ge=0)
+    """Firing alerts arriving within this long of an open incident with the same symptom,
+    top candidate or path join it (api/correlation.py); 0: one incident per alert."""
+    api_claim_idle_s: float = Field(default=60.0, gt=0)
+    """A job whose worker stopped renewing it this long (killed, cut off) is claimed by
+    another worker; workers renew every third of it."""
+    api_incident_retention_s: float = Field(default=7 * 86400.0, gt=0)
+    """Finished incident records older than this leave Redis (the graph keeps them)."""
     shadow_mode: bool = False
     """Record everything, but mark outcomes (ROOT_CAUSED_BY, Incident) as shadow."""
     agent_model: str = "qwen3:8b"

@@ -2,21 +2,28 @@
 `memory_lookup`. Tools return TypedDicts so clients get structured content.
 
 The store is opened on first use, not at import or start, so the server answers
-`list_tools` even before FalkorDB is reachable.
+`list_tools` even before FalkorDB is reachable. Arguments are capped and their text checked
+like the HTTP API's (`stackgraph.inputs`): a bad one is a tool error naming it, before any
+query runs. `stackgraph.mcp_stdio` serves it, answering lines the library would not.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from stackgraph.config import Settings
+from stackgraph.inputs import Annotations, Question, ServiceName, SomeLabels
 from stackgraph.rca import Alert, Planner
 from stackgraph.rca.graph_query import GraphAnswer, query_stack_graph
 from stackgraph.store import GraphStore
+
+Hops = Annotated[int, Field(ge=1, le=4)]
+Epoch = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class PlanAnswer(TypedDict):
@@ -58,7 +65,7 @@ def build_server(settings: Settings) -> MCPServer:
 
     @server.tool(name="query_stack_graph")
     def query_stack_graph_tool(
-        service: str, other: str | None = None, hops: int = 1, raw: bool = False
+        service: ServiceName, other: ServiceName | None = None, hops: Hops = 1, raw: bool = False
     ) -> GraphAnswer:
         """A service's neighbourhood (who calls it, what it calls, with error rate, p95 and
         provenance), or the paths between `service` and `other`, as sentences."""
@@ -66,8 +73,8 @@ def build_server(settings: Settings) -> MCPServer:
 
     @server.tool(name="investigate")
     def investigate_tool(
-        labels: dict[str, str], annotations: dict[str, str] | None = None,
-        hops: int | None = None, limit: int = 10,
+        labels: SomeLabels, annotations: Annotations | None = None, hops: Hops | None = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> PlanAnswer:  # fmt: skip
         """Rank likely root causes for an alert (its labels, e.g. service, alertname), with
         live metrics when Prometheus is configured. `hops` defaults to investigate_hops."""
@@ -78,8 +85,9 @@ def build_server(settings: Settings) -> MCPServer:
 
     @server.tool(name="memory_lookup")
     def memory_lookup_tool(
-        query: str, service: str | None = None, limit: int = 5, as_of: float | None = None,
-        known_at: float | None = None,
+        query: Question, service: ServiceName | None = None,
+        limit: Annotated[int, Field(ge=1, le=100)] = 5, as_of: Epoch | None = None,
+        known_at: Epoch | None = None,
     ) -> MemoryAnswer:  # fmt: skip
         """Past incidents similar to `query` (symptom, alert, service), with their root cause
         and why each matched. `as_of` / `known_at` (epoch seconds): what was true / known."""

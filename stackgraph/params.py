@@ -4,12 +4,23 @@ The client library builds the same text, but its recursive per-value calls domin
 batched writer's time (5 of 15 s for 110k records); this is the same escaping rules in a
 tighter loop. Strings escape backslash and double quote (FalkorDB's rules); map keys are
 backtick-quoted and must not contain a backtick (the schema validates property names).
+
+A string holding a NUL or a lone surrogate is refused (`InputError` naming the parameter),
+on reads as on writes: FalkorDB would cut the query at the NUL, and the redis client cannot
+encode a surrogate. Boundaries refuse such text before it gets here; this is the last wall.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from stackgraph.errors import InputError
+from stackgraph.schema import text_problem
+
+
+class _Unsendable(Exception):
+    """A string that may not reach FalkorDB; the header names its parameter."""
 
 
 class Serialized(str):
@@ -22,6 +33,10 @@ def _value(v: Any) -> str:
     if t is Serialized:
         return str.__str__(v)
     if t is str:
+        if "\x00" in v or not v.isascii():
+            problem = text_problem(v, controls=False)
+            if problem:
+                raise _Unsendable(problem)
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if t is bool:
         return "true" if v else "false"
@@ -58,4 +73,10 @@ def header(params: Mapping[str, Any]) -> str:
     for key in params:
         if not key or "`" in key:
             raise ValueError(f"invalid Cypher parameter name {key!r}")
-    return "CYPHER " + " ".join(f"`{k}`={_value(v)}" for k, v in params.items()) + " "
+    parts: list[str] = []
+    for key, value in params.items():
+        try:
+            parts.append(f"`{key}`={_value(value)}")
+        except _Unsendable as exc:
+            raise InputError(f"query parameter {key!r} {exc}: refused") from None
+    return "CYPHER " + " ".join(parts) + " "

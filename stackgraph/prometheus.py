@@ -17,7 +17,7 @@ import httpx
 from stackgraph.config import Settings
 from stackgraph.errors import SourceUnavailable
 
-__all__ = ["MAX_POINTS", "PrometheusClient", "Sample", "Series"]
+__all__ = ["MAX_POINTS", "JsonApiClient", "PrometheusClient", "Sample", "Series"]
 
 MAX_POINTS = 11_000
 """Prometheus refuses range queries of more points per series; steps are widened to fit."""
@@ -43,37 +43,21 @@ def _float(text: Any) -> float:
     return float(text)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
 
 
-class PrometheusClient:
-    """A thin, typed client of the Prometheus query API.
+class JsonApiClient:
+    """GETs of an API answering `{"status": "success", "data": ...}` (Prometheus, Loki);
+    every failure is one `SourceUnavailable` naming the server and the cause."""
 
-    with PrometheusClient("http://prometheus:9090") as prom:
-        samples = prom.query('sum(rate(x_total[5m]))', at=1767225600)
-    """
-
-    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, what: str, timeout_s: float = 10.0) -> None:
         self.url = url.rstrip("/")
+        self.what = what
         self._http = httpx.Client(base_url=self.url, timeout=timeout_s)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> PrometheusClient:
-        """The client of the configured Prometheus; SourceUnavailable when none is set."""
-        if not settings.prometheus_url:
-            raise SourceUnavailable(
-                "no Prometheus configured (PROMETHEUS_URL or STACKGRAPH_PROMETHEUS_URL)"
-            )
-        return cls(settings.prometheus_url, settings.telemetry_timeout_s)
-
-    def __enter__(self) -> PrometheusClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         self._http.close()
 
-    def _get(self, path: str, params: Mapping[str, Any]) -> Any:
-        where = f"Prometheus at {self.url}"
+    def get(self, path: str, params: Mapping[str, Any]) -> Any:
+        """The answer's `data`."""
+        where = f"{self.what} at {self.url}"
         try:
             resp = self._http.get(path, params=dict(params))
         except httpx.TimeoutException as exc:
@@ -94,12 +78,38 @@ class PrometheusClient:
             raise SourceUnavailable(f"{where} answered {path} without a success status: {error}")
         return body.get("data")
 
+
+class PrometheusClient(JsonApiClient):
+    """A thin, typed client of the Prometheus query API.
+
+    with PrometheusClient("http://prometheus:9090") as prom:
+        samples = prom.query('sum(rate(x_total[5m]))', at=1767225600)
+    """
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        super().__init__(url, "Prometheus", timeout_s)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PrometheusClient:
+        """The client of the configured Prometheus; SourceUnavailable when none is set."""
+        if not settings.prometheus_url:
+            raise SourceUnavailable(
+                "no Prometheus configured (PROMETHEUS_URL or STACKGRAPH_PROMETHEUS_URL)"
+            )
+        return cls(settings.prometheus_url, settings.telemetry_timeout_s)
+
+    def __enter__(self) -> PrometheusClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def query(self, promql: str, at: float | None = None) -> list[Sample]:
         """An instant query; `at` (epoch seconds) defaults to the server's now."""
         params: dict[str, Any] = {"query": promql}
         if at is not None:
             params["time"] = f"{at:.3f}"
-        data = self._get("/api/v1/query", params)
+        data = self.get("/api/v1/query", params)
         if not isinstance(data, dict) or data.get("resultType") not in ("vector", "scalar"):
             raise SourceUnavailable(f"Prometheus at {self.url} answered an unexpected result")
         if data["resultType"] == "scalar":
@@ -110,7 +120,7 @@ class PrometheusClient:
         """A range query; the step is widened so no series exceeds MAX_POINTS."""
         step = max(step_s, (end - start) / (MAX_POINTS - 1), 0.001)
         params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": step}
-        data = self._get("/api/v1/query_range", params)
+        data = self.get("/api/v1/query_range", params)
         if not isinstance(data, dict) or data.get("resultType") != "matrix":
             raise SourceUnavailable(f"Prometheus at {self.url} answered an unexpected result")
         return [
@@ -128,7 +138,7 @@ class PrometheusClient:
             params["start"] = f"{start:.3f}"
         if end is not None:
             params["end"] = f"{end:.3f}"
-        data = self._get("/api/v1/series", params)
+        data = self.get("/api/v1/series", params)
         if not isinstance(data, list):
             return []
         return [{str(k): str(v) for k, v in d.items()} for d in data if isinstance(d, dict)]

@@ -54,8 +54,10 @@ def settings(falkordb_server: EmbeddedFalkorDB, tmp_path: Path) -> Settings:
 def store(settings: Settings) -> Iterator[GraphStore]:
     with GraphStore.open(settings) as s:
         yield s
-        # raw: a test may have left a lease held on purpose
-        s.conn.delete(settings.graph, f"stackgraph:{settings.graph}:writer-lease")
+        # raw: a test may have left the writer lease held on purpose
+        keys = list(s.conn.scan_iter(f"stackgraph:{settings.graph}:*", count=1000))
+        # the graph, the writer lease, incident records and the job stream
+        s.conn.delete(settings.graph, *keys)
 
 
 @pytest.fixture

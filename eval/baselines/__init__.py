@@ -25,7 +25,11 @@ BASELINES: dict[str, Method] = {
 }
 
 INPUTS: Mapping[str, tuple[str, ...]] = {
-    "stackgraph": ("graph (catalog, infra, change, telemetry lanes)", "Prometheus probes"),
+    "stackgraph": (
+        "graph (catalog, infra, change, telemetry lanes)",
+        "Prometheus probes",
+        "log lines where the dataset has them",
+    ),
     "random": ("service list",),
     "largest-anomaly": ("Prometheus series",),
     "microrca": ("Prometheus series", "call graph (Tempo)"),
@@ -49,6 +53,8 @@ def released_first(rank: Method) -> Method:
 
 
 def inputs_of(method: str) -> tuple[str, ...]:
+    if method.startswith("stackgraph-") or method.endswith(" alone"):
+        return ("the same plan's votes",)
     base = method.removesuffix(RELEASES)
     return (*INPUTS.get(base, ()), *(("releases",) if method.endswith(RELEASES) else ()))
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from . import changerca, nezha, rcd_sockshop
+from . import changerca, nezha, nezha_tt, rcd_sockshop
 from .model import (
     EDGE_SIGNALS,
     METRIC_KINDS,
@@ -37,6 +37,7 @@ class DatasetAdapter(Protocol):
 
 ADAPTERS: dict[str, Callable[[Path], list[Case]]] = {
     nezha.NAME: nezha.load,
+    nezha_tt.NAME: nezha_tt.load,
     changerca.NAME: changerca.load,
     rcd_sockshop.NAME: rcd_sockshop.load,
 }
@@ -44,6 +45,7 @@ ADAPTERS: dict[str, Callable[[Path], list[Case]]] = {
 # Default sub-folder of the shared datasets directory for each adapter.
 DEFAULT_DIRS: dict[str, str] = {
     nezha.NAME: "nezha",
+    nezha_tt.NAME: "nezha-tt",
     changerca.NAME: "changerca-ob",
     rcd_sockshop.NAME: "rcd-sockshop",
 }

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stackgraph.errors import InputError
+from stackgraph.ingest.lanes.telemetry import Span
 
 METRIC_KINDS: frozenset[str] = frozenset(
     {"latency", "errors", "cpu", "memory", "workload", "network", "other"}
@@ -97,6 +98,17 @@ def series(
 
 
 @dataclass(frozen=True)
+class LogRecord:
+    """One log line of a service's pods, as Loki would hold it."""
+
+    t: float  # epoch s
+    service: str
+    line: str
+    trace_id: str = ""
+    span_id: str = ""
+
+
+@dataclass(frozen=True)
 class ChangeEvent:
     """A release/deploy of a service."""
 
@@ -135,3 +147,7 @@ class Case:
     recorded_alert: float | None = None
     """When the experiment's own alerting fired (epoch s), where the dataset recorded it:
     the replay's alert time when the symptom's series show nothing it can detect."""
+    logs: tuple[LogRecord, ...] = ()
+    """Log lines over [baseline_window[0], alert_window[1]), where the dataset has them."""
+    spans: tuple[Span, ...] = ()
+    """Spans that ended in [baseline_window[0], alert_window[1]), where the dataset has them."""

@@ -27,9 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stackgraph.errors import InputError
 from stackgraph.schema import EdgeRecord, NodeRecord, RecordBatch, Rejection, Source
 
+from .bounded_yaml import YamlLimitError, YamlLimits, load_document
 from .registry import LaneInputs, register
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$"
+LIMITS = YamlLimits(max_scalar_chars=64 * 1024, max_alias_nodes=10_000)
+"""A catalog is one hand-written document: no value in it needs more than 64 KiB."""
 
 
 class _Item(BaseModel):
@@ -66,12 +69,16 @@ class Catalog(BaseModel):
     external_apis: list[CatalogExternalApi] = []
 
 
-def load_catalog(path: Path) -> Catalog:
+def load_catalog(path: Path, limits: YamlLimits = LIMITS) -> Catalog:
     """Read and validate a catalog file; errors name the file and the field path."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_document(path.read_text(encoding="utf-8"), limits)
     except OSError as exc:
         raise InputError(f"cannot read catalog {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"catalog {path} is not UTF-8 text (byte {exc.start})") from exc
+    except YamlLimitError as exc:
+        raise InputError(f"catalog {path}:{exc.line} is not read: {exc}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

@@ -5,10 +5,14 @@ Both the `infra` and the `change` lane read the same snapshot: a list of parsed 
 
     snap = load_manifests(Path("deploy/"))      # files, multi-document, Lists
     snap.objects[0]["kind"], snap.origins[0]    # "Deployment", "deploy/app.yaml#2"
+
+Reading stays inside what was named: no symlink out of the folder is followed, and YAML is
+read within caps (`bounded_yaml`: aliases, nodes, scalars, documents, objects).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,11 +25,13 @@ import yaml
 from stackgraph.errors import InputError
 from stackgraph.schema import Rejection
 
+from .bounded_yaml import YamlLimitError, YamlLimits, load_document
+from .folder import files_under
+
 Obj = Mapping[str, Any]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it (several times faster)."""
+LIMITS = YamlLimits()
 ANNOTATION_PREFIX = "stackgraph.io/"
 
 
@@ -64,36 +70,33 @@ def flatten(obj: Any) -> Iterable[dict[str, Any]]:
     yield obj
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path, snap: Snapshot) -> list[Path]:
     if root.is_file():
         return [root]
-    found = [
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and p.suffix.lower() in MANIFEST_SUFFIXES
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
-    return sorted(found)
+    files, outside = files_under(root, lambda p: p.suffix.lower() in MANIFEST_SUFFIXES)
+    for p in outside:
+        msg = "is a symlink out of the manifests folder; not read"
+        snap.problems.append(Rejection(str(p), "file", msg, str(p)))
+    return files
 
 
-def load_manifests(path: Path) -> Snapshot:
+def load_manifests(path: Path, limits: YamlLimits = LIMITS) -> Snapshot:
     """Read a manifest file, or every `*.yaml|*.yml|*.json` under a directory (sorted).
 
     A file given directly is read whatever its suffix (e.g. `deploy.yaml.sample`). A
-    document that is not valid YAML, or not an object, becomes a problem naming the file
-    and the document index; the other documents are still read.
+    document that is not valid YAML, not an object, or over a cap of `limits` becomes a
+    problem naming the file and the document index; the other documents are still read.
     """
     if not path.exists():
         raise InputError(f"manifests path {path} does not exist")
     snap = Snapshot()
-    for file in _files(path):
+    for file in _files(path, snap):
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             snap.problems.append(Rejection(str(file), "file", f"cannot be read: {exc}", str(file)))
             continue
-        _parse_documents(text, str(file), snap)
+        _parse_documents(text, str(file), snap, limits)
     return snap
 
 
@@ -113,19 +116,34 @@ def _split_documents(text: str) -> list[tuple[int, str]]:
     return [(ln, doc) for ln, doc in out if doc.strip() and doc.strip() != "..."]
 
 
-def _parse_documents(text: str, name: str, snap: Snapshot) -> None:
-    for index, (line, chunk) in enumerate(_split_documents(text)):
+def _parse_documents(text: str, name: str, snap: Snapshot, limits: YamlLimits) -> None:
+    documents = _split_documents(text)
+    if len(documents) > limits.max_documents:
+        msg = f"has {len(documents)} documents, over the limit of {limits.max_documents}"
+        snap.problems.append(Rejection(name, "file", msg + "; not read", name))
+        return
+    for index, (line, chunk) in enumerate(documents):
         where = f"{name}#{index}"
         try:
-            doc = yaml.load(chunk, Loader=_LOADER)  # a safe loader (no arbitrary objects)
+            doc = load_document(chunk, limits)  # a safe loader (no arbitrary objects)
         except yaml.YAMLError as exc:
             snap.problems.append(
                 Rejection(f"document {index}", "yaml", _yaml_msg(exc, line), where)
             )
             continue
+        except YamlLimitError as exc:
+            at = f" at line {exc.line + line}" if exc.line else ""
+            msg = f"not read{at}: {exc}"
+            snap.problems.append(Rejection(f"document {index}", "yaml", msg, where))
+            continue
         if doc is None:
             continue
-        for item in flatten(doc):
+        items = list(itertools.islice(flatten(doc), limits.max_objects + 1))
+        if len(items) > limits.max_objects:
+            msg = f"holds more than {limits.max_objects} objects; not read"
+            snap.problems.append(Rejection(f"document {index}", "document", msg, where))
+            continue
+        for item in items:
             if not isinstance(item, dict):
                 msg = f"is a {type(item).__name__}, not a Kubernetes object"
                 snap.problems.append(Rejection(f"document {index}", "document", msg, where))

@@ -9,9 +9,21 @@ from __future__ import annotations
 from stackgraph.config import Settings
 
 from ..model import MetricsSource
+from .logs import FileLogs, LokiLogs, logs_from_settings
 from .prometheus import BUILTIN_KINDS, TEMPLATES, PrometheusMetrics
+from .spans import FileSpans, spans_from_settings
 
-__all__ = ["BUILTIN_KINDS", "TEMPLATES", "PrometheusMetrics", "metrics_from_settings"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "TEMPLATES",
+    "FileLogs",
+    "FileSpans",
+    "LokiLogs",
+    "PrometheusMetrics",
+    "logs_from_settings",
+    "metrics_from_settings",
+    "spans_from_settings",
+]
 
 
 def metrics_from_settings(settings: Settings) -> MetricsSource | None:

@@ -8,7 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
@@ -19,10 +21,10 @@ from stackgraph.rca.outcome import OutcomeWriter
 from stackgraph.store import GraphStore
 
 from .deps import load_token
-from .limits import BodyLimit
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, health, incidents, investigate, memory, tools
+from .routers.docs import OPENAPI_URL, docs_router
 from .service import IncidentService, PlanFn
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,16 @@ def context_from(
     return make
 
 
+def open_reader(settings: Settings, primary: GraphStore) -> GraphStore:
+    """The read path's store: a FalkorDB replica when `falkordb_read_url` is set (plans,
+    agent tools and graph queries read there, so the primary keeps its time for the
+    writer, the lease, incidents and jobs), else the primary itself."""
+    if not settings.falkordb_read_url:
+        return primary
+    replica = settings.model_copy(update={"falkordb_url": settings.falkordb_read_url})
+    return GraphStore.open(replica, primary.graph_name)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -90,6 +102,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own = store is None
         st = GraphStore.open(settings) if store is None else store
+        try:
+            reader = open_reader(settings, st)
+        except Exception:
+            if own:
+                st.close()
+            raise
         mem: Memory | None = None
         if memory_fn is not None:
             mem = memory_fn(st)
@@ -102,38 +120,60 @@ def create_app(
             st,
             plan_fn=plan_fn or Planner.from_settings(settings),
             agent=agent or agent_from(settings),
-            context_fn=context_fn or context_from(settings, st, mem),
+            reader=reader,
+            context_fn=context_fn or context_from(settings, reader, mem),
             writer=writer,
             queue_size=settings.api_queue_size,
             workers=settings.api_workers,
             shadow=settings.shadow_mode,
             metrics=metrics,
+            correlation_window_s=settings.api_correlation_window_s,
+            claim_idle_s=settings.api_claim_idle_s,
+            retention_s=settings.api_incident_retention_s,
         )  # fmt: skip
         if mem is not None:
             recorder = EpisodeRecorder(mem, writer, metrics)
             service.on_concluded.append(recorder.concluded)
             service.on_feedback.append(recorder.feedback)
         app.state.store, app.state.service, app.state.memory = st, service, mem
+        app.state.reader = reader
         service.start()
         try:
             yield
         finally:
             service.stop()
+            if reader is not st:
+                reader.close()
             if own:
                 st.close()
 
+    public = settings.api_docs_public
     app = FastAPI(
         title="StackGraph",
         version="0.1.0",
         summary="Alert in, verified root cause out: plan, evidence, report, write-back.",
         lifespan=lifespan,
+        max_body_size=settings.api_max_body_bytes,  # 413, for chunked bodies too
+        openapi_url=OPENAPI_URL if public else None,
+        docs_url="/docs" if public else None,
+        redoc_url="/redoc" if public else None,
     )
     app.state.token = api_token
     app.state.metrics = metrics
     app.state.settings = settings
     app.state.memory = None
-    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     for router in (alerts.router, incidents.router, investigate.router, tools.router,
                    memory.router, health.router):  # fmt: skip
         app.include_router(router)
+    if not public:
+        app.include_router(docs_router(app))
     return app
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's 422, without echoing the input: it may be megabytes, or text that cannot
+    be encoded (a lone surrogate), and the message already names the field and the fault."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+    return JSONResponse({"detail": detail}, status_code=422)

@@ -44,6 +44,12 @@ def get_store(request: Request) -> GraphStore:
     return store
 
 
+def get_reader(request: Request) -> GraphStore:
+    """The read path's store (a FalkorDB replica with `falkordb_read_url`)."""
+    store: GraphStore = request.app.state.reader
+    return store
+
+
 def require_token(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -60,4 +66,5 @@ def require_token(
 
 ServiceDep = Annotated[IncidentService, Depends(get_service)]
 StoreDep = Annotated[GraphStore, Depends(get_store)]
+ReaderDep = Annotated[GraphStore, Depends(get_reader)]
 Authed = Depends(require_token)

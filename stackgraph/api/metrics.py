@@ -13,7 +13,7 @@ class ApiMetrics:
             registry=self.registry,
         )  # fmt: skip
         self.alerts_rejected = Counter(
-            "stackgraph_alerts_rejected", "Alerts answered 503 because the queue was full.",
+            "stackgraph_alerts_rejected", "Alerts answered 503 because the job queue was full.",
             registry=self.registry,
         )  # fmt: skip
         self.investigations = Counter(
@@ -25,7 +25,12 @@ class ApiMetrics:
             buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600), registry=self.registry,
         )  # fmt: skip
         self.queue_depth = Gauge(
-            "stackgraph_queue_depth", "Investigations waiting in the queue.",
+            "stackgraph_queue_depth", "Jobs in the durable job stream (waiting or at work).",
+            registry=self.registry,
+        )  # fmt: skip
+        self.incidents_grouped = Counter(
+            "stackgraph_incidents_grouped",
+            "Incidents that joined another after planning (same cause or one path).",
             registry=self.registry,
         )  # fmt: skip
         self.writeback_failures = Counter(

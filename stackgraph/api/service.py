@@ -1,34 +1,48 @@
-"""The incident service: a bounded queue, a fixed pool of workers, open incidents by
-fingerprint, and write-back through the single writer.
+"""The incident service: durable intake, workers on the job stream, write-back through the
+single writer.
 
-    webhook ─▶ receive() ─▶ queue (bounded; full → QueueFull → 503 Retry-After)
-                               └▶ worker: plan_fn → agent → write-back → on_concluded hooks
+    webhook ─▶ receive() ─▶ IncidentStore.intake: records + job stream, one atomic script
+                              (backlog at the bound → QueueFull → 503 Retry-After)
+    WorkerPool ─▶ investigate job: plan → group (correlation.py) → agent → write-back
+                                   → on_concluded hooks → done
+               ─▶ write job: write a finished incident again (alerts joined, resolution)
 
-The plan function and the agent are injected (the app gives `Planner.from_settings`, live
-metrics included), so tests control the plan without depending on the ranking's details.
-Incidents live in memory (and in the graph through write-back).
+Nothing lives only in this process: records and jobs are in the Redis that FalkorDB is,
+so a replica or a restarted process continues any incident. Delivery is at least once;
+each step checks the record first (planned? investigated? done?), and write-back is
+idempotent by fingerprint. The plan function and the agent are injected (the app gives
+`Planner.from_settings`), so tests control the plan without the ranking's details.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import queue
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from stackgraph.errors import StackGraphError
+from stackgraph.errors import LeaseHeldError, StoreError, StoreUnavailable
 from stackgraph.rca import Planner
-from stackgraph.rca.agent import Agent, AgentRun, ToolContext
+from stackgraph.rca.agent import Agent, ToolContext
 from stackgraph.rca.model import Alert, Plan
-from stackgraph.rca.outcome import IncidentOutcome, OutcomeWriter, symptom_service
+from stackgraph.rca.outcome import IncidentOutcome, OutcomeWriter
 from stackgraph.store import GraphStore
 
+from .correlation import CorrelationKey
+from .incident_store import (
+    FINISHED,
+    Incident,
+    IncidentStore,
+    QueueFull,
+    Received,
+    UnknownIncident,
+    outcome_fields,
+)
+from .job_queue import Job, JobQueue
 from .metrics import ApiMetrics
+from .outcome_codec import dumps
+from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -36,41 +50,19 @@ PlanFn = Callable[[GraphStore, Alert], Plan]
 ContextFn = Callable[[Alert, Plan], ToolContext]
 Hook = Callable[[IncidentOutcome], None]
 
-
-class QueueFull(StackGraphError):
-    """No room for another investigation; the sender should retry later."""
-
-
-class UnknownIncident(StackGraphError):
-    pass
-
-
-@dataclass
-class Incident:
-    """What the API shows about one incident: the outcome plus its processing state."""
-
-    outcome: IncidentOutcome
-    state: str = "queued"
-    """queued | investigating | done | failed"""
-    error: str | None = None
-    writeback: dict[str, Any] = field(default_factory=dict)
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass(frozen=True)
-class Received:
-    started: list[str]
-    joined: list[str]
-    closed: list[str]
+__all__ = ["Incident", "IncidentService", "QueueFull", "Received", "UnknownIncident"]
 
 
 class IncidentService:
-    """Owns the queue and the workers. `start()` in the app's lifespan, `stop()` after."""
+    """Owns the records, the job queue and the workers. `start()` in the app's lifespan,
+    `stop()` after. `store` is the primary (records, jobs, write-back); `reader`, when
+    given, serves the plans (a FalkorDB replica)."""
 
     def __init__(
         self,
         store: GraphStore,
         *,
+        reader: GraphStore | None = None,
         plan_fn: PlanFn | None = None,
         agent: Agent | None = None,
         context_fn: ContextFn | None = None,
@@ -80,163 +72,143 @@ class IncidentService:
         shadow: bool = False,
         metrics: ApiMetrics | None = None,
         clock: Callable[[], float] = time.time,
+        correlation_window_s: float = 300.0,
+        claim_idle_s: float = 60.0,
+        retention_s: float = 7 * 86400.0,
     ) -> None:
         self.store = store
+        self.reader = reader or store
         self.plan_fn: PlanFn = plan_fn or Planner()
         self.agent = agent or Agent()
-        self.context_fn = context_fn or (lambda alert, plan: ToolContext(store, alert, plan))
+        self.context_fn = context_fn or (lambda alert, plan: ToolContext(self.reader, alert, plan))
         self.writer = writer or OutcomeWriter(store)
-        self.queue: queue.Queue[tuple[str, str] | None] = queue.Queue(maxsize=queue_size)
-        self.n_workers = workers
         self.shadow = shadow
         self.metrics = metrics or ApiMetrics()
-        self.clock = clock
-        self.incidents: dict[str, Incident] = {}
+        self.records = IncidentStore(store, window_s=correlation_window_s,
+                                     retention_s=retention_s, queue_size=queue_size,
+                                     clock=clock)  # fmt: skip
+        self.jobs = JobQueue(store, claim_idle_s=claim_idle_s)
+        self.pool = WorkerPool(self.jobs, self.handle, workers=workers, claim_idle_s=claim_idle_s,
+                               maintain=self.maintain)  # fmt: skip
+        self.metrics.queue_depth.set_function(self._backlog)
         self.on_concluded: list[Hook] = []
         """Called with each finished outcome (the incident memory records episodes here)."""
         self.on_feedback: list[Hook] = []
         """Called after feedback was written (the memory supersedes the episode here)."""
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
 
     # -- lifecycle --------------------------------------------------------------------
 
     def start(self) -> None:
-        for i in range(self.n_workers):
-            t = threading.Thread(target=self._work, name=f"sg-investigate-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        self.jobs.ensure_group()
+        self.pool.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        for _ in self._threads:
-            with contextlib.suppress(queue.Full):
-                self.queue.put(None, timeout=timeout)
-        for t in self._threads:
-            t.join(timeout=timeout)
-        self._threads.clear()
+        self.pool.stop(timeout)
 
     @property
     def alive(self) -> bool:
-        return bool(self._threads) and all(t.is_alive() for t in self._threads)
+        return self.pool.alive
+
+    def _backlog(self) -> float:
+        try:
+            return float(self.jobs.backlog())
+        except StoreError:
+            return float("nan")
+
+    def maintain(self) -> None:
+        """Retention and housekeeping; the pool's keeper runs it now and then."""
+        self.records.trim()
+        self.jobs.forget_idle_consumers()
 
     # -- intake -----------------------------------------------------------------------
 
-    def _enqueue(self, kind: str, fingerprint: str) -> None:
-        try:
-            self.queue.put_nowait((kind, fingerprint))
-        except queue.Full:
-            self.metrics.alerts_rejected.inc()
-            raise QueueFull(f"the investigation queue is full ({self.queue.maxsize})") from None
-        self.metrics.queue_depth.set(self.queue.qsize())
-
     def receive(self, alerts: list[Alert]) -> Received:
-        """Firing: start or join; resolved: close. Raises QueueFull (the caller answers 503;
-        incidents already started in this call stay started, so a retry joins them)."""
-        started: list[str] = []
-        joined: list[str] = []
-        closed: list[str] = []
+        """Firing: start or join; resolved: close. All or nothing: raises QueueFull (503)
+        or StoreUnavailable (503) and then nothing of the call is recorded."""
         for alert in alerts:
-            fp = str(alert.fingerprint)
             self.metrics.alerts_received.labels(alert.status).inc()
-            with self._lock:
-                current = self.incidents.get(fp)
-                if alert.status == "resolved":
-                    if current is None or current.outcome.status == "resolved":
-                        continue
-                    current.outcome.status = "resolved"
-                    current.outcome.resolved_at = self.clock()
-                    if current.state in ("done", "failed"):
-                        try:
-                            self._enqueue("write", fp)
-                        except QueueFull:
-                            current.outcome.status, current.outcome.resolved_at = "open", None
-                            raise
-                    closed.append(fp)
-                    continue
-                if current is not None and current.outcome.status == "open":
-                    current.outcome.alerts_seen += 1
-                    joined.append(fp)
-                    continue
-                opened = alert.starts_at if alert.starts_at is not None else self.clock()
-                outcome = IncidentOutcome(fp, alert, symptom_service(alert), opened,
-                                          shadow=self.shadow)  # fmt: skip
-                self.incidents[fp] = Incident(outcome)
-                try:
-                    self._enqueue("investigate", fp)
-                except QueueFull:
-                    if current is None:
-                        del self.incidents[fp]
-                    else:
-                        self.incidents[fp] = current
-                    raise
-                started.append(fp)
-        return Received(started, joined, closed)
+        try:
+            return self.records.intake(alerts, shadow=self.shadow)
+        except QueueFull:
+            self.metrics.alerts_rejected.inc(len(alerts))
+            raise
 
     def adhoc(self, alert: Alert, plan: Plan) -> str:
         """Queue an investigation of an ad hoc alert whose plan is already computed."""
         fp = f"adhoc-{uuid.uuid4().hex[:16]}"
         alert = Alert(alert.labels, alert.annotations, alert.starts_at, fp, "firing")
-        outcome = IncidentOutcome(fp, alert, symptom_service(alert), self.clock(), plan=plan,
-                                  shadow=self.shadow)  # fmt: skip
-        with self._lock:
-            self.incidents[fp] = Incident(outcome)
-            try:
-                self._enqueue("investigate", fp)
-            except QueueFull:
-                del self.incidents[fp]
-                raise
+        try:
+            self.records.intake([alert], shadow=self.shadow, plan=plan)
+        except QueueFull:
+            self.metrics.alerts_rejected.inc()
+            raise
         return fp
 
     def get(self, fingerprint: str) -> Incident:
-        incident = self.incidents.get(fingerprint)
-        if incident is None:
-            raise UnknownIncident(f"no incident with fingerprint {fingerprint!r}")
-        return incident
+        """An incident by its fingerprint or by the fingerprint of any of its alerts."""
+        return self.records.get(fingerprint)
 
-    # -- work -------------------------------------------------------------------------
-
-    def _work(self) -> None:
-        while True:
-            job = self.queue.get()
-            self.metrics.queue_depth.set(self.queue.qsize())
-            if job is None:
-                return
-            kind, fp = job
-            incident = self.incidents.get(fp)
-            if incident is None:
-                continue
-            try:
-                if kind == "investigate":
-                    self._investigate(incident)
-                else:
-                    self._write(incident)
-            except Exception as exc:  # a worker never dies on one incident
-                log.exception("incident %s failed", fp)
-                incident.state, incident.error = "failed", f"{type(exc).__name__}: {exc}"
-            finally:
-                incident.done.set()
+    def page(self, offset: int = 0, limit: int = 100) -> tuple[list[Incident], int]:
+        return self.records.page(offset, limit)
 
     def plan(self, alert: Alert) -> Plan:
         try:
-            return self.plan_fn(self.store, alert)
+            return self.plan_fn(self.reader, alert)
         except Exception as exc:  # the read path is fail-open; so is its caller
             return Plan(anchor=None, candidates=[], reason=f"plan failed: {exc}")
 
-    def _investigate(self, incident: Incident) -> None:
-        incident.state = "investigating"
-        outcome = incident.outcome
-        started = time.monotonic()
+    # -- work -------------------------------------------------------------------------
+
+    def handle(self, job: Job, consumer: str) -> None:
+        """One job; safe to run again for the same job (at-least-once delivery)."""
+        try:
+            incident = self.records.load(job.incident)
+        except UnknownIncident:
+            return  # grouped into another incident, or past retention
+        if job.kind == "write":
+            self._rewrite(incident)
+        elif incident.state not in FINISHED:
+            self._investigate(incident, consumer)
+
+    def _investigate(self, incident: Incident, consumer: str) -> None:
+        fp, outcome = incident.fingerprint, incident.outcome
+        if not self.records.update(fp, state="investigating"):
+            return
         if outcome.plan is None:
             outcome.plan = self.plan(outcome.alert)
-        run: AgentRun = self.agent.investigate(
-            outcome.alert, outcome.plan, self.context_fn(outcome.alert, outcome.plan)
-        )
-        outcome.run = run
-        self.metrics.duration.observe(time.monotonic() - started)
-        self.metrics.investigations.labels(str(run.ending)).inc()
-        self._write(incident)
-        self._call(self.on_concluded, outcome)
-        incident.state = "done" if incident.error is None else "failed"
+            self.records.update(fp, plan=dumps(outcome.plan.to_dict()))
+        if not incident.adhoc and self.records.window_s > 0:
+            goes_on = self.records.correlate(fp, CorrelationKey.of(outcome.plan))
+            if goes_on != fp:
+                self.metrics.incidents_grouped.inc()
+                log.info("incident %s joined incident %s", fp, goes_on or "(gone)")
+                return
+        if outcome.run is None:  # a retried job whose run was stored goes on to write-back
+            started = time.monotonic()
+            outcome.run = self.agent.investigate(
+                outcome.alert, outcome.plan, self.context_fn(outcome.alert, outcome.plan)
+            )
+            self.metrics.duration.observe(time.monotonic() - started)
+            self.metrics.investigations.labels(str(outcome.run.ending)).inc()
+            self.records.update(fp, investigations=incident.investigations + 1,
+                                investigated_by=consumer, **outcome_fields(outcome))  # fmt: skip
+        current = self.records.load(fp)  # with what joined or resolved meanwhile
+        writeback, error = self._write(current)
+        self._call(self.on_concluded, current.outcome)
+        self.records.finish(fp, current.rev, state="failed" if error else "done",
+                            error=error or "", writeback=dumps(writeback),
+                            **outcome_fields(current.outcome))  # fmt: skip
+
+    def _rewrite(self, incident: Incident) -> None:
+        self.records.clear_write_pending(incident.fingerprint)
+        if incident.state not in FINISHED:
+            return  # the investigation writes it, and `finish` queues what came after
+        incident = self.records.load(incident.fingerprint)
+        writeback, error = self._write(incident)
+        fields: dict[str, Any] = {"writeback": dumps(writeback)}
+        if error:
+            fields["error"] = error
+        self.records.update(incident.fingerprint, **fields)
 
     @staticmethod
     def _call(hooks: list[Hook], outcome: IncidentOutcome) -> None:
@@ -246,20 +218,32 @@ class IncidentService:
             except Exception:  # a hook never fails the investigation or the feedback
                 log.exception("hook %r failed", hook)
 
-    def _write(self, incident: Incident) -> None:
+    def _write(self, incident: Incident) -> tuple[dict[str, Any], str | None]:
+        """(write-back result, error). Raises the transient errors (store unreachable,
+        lease held past its wait), so the job is retried rather than failed."""
+        fp = incident.fingerprint
         try:
             report = self.writer.write_outcome(incident.outcome)
-        except StackGraphError as exc:
+        except (StoreUnavailable, LeaseHeldError) as exc:
             self.metrics.writeback_failures.inc()
-            incident.error = f"write-back failed: {exc}"
-            incident.writeback = {"written": False, "error": str(exc)}
-            return
-        incident.writeback = {"written": True, **report.as_dict()}
+            self.records.update(fp, writeback=dumps({"written": False, "error": str(exc),
+                                                     "retrying": True}))  # fmt: skip
+            raise
+        except StoreError as exc:
+            self.metrics.writeback_failures.inc()
+            return {"written": False, "error": str(exc)}, f"write-back failed: {exc}"
+        if report.rejected:  # written only if every record was; the rest are listed
+            self.metrics.writeback_failures.inc()
+        return {"written": not report.rejected, **report.as_dict()}, None
 
     def feedback(self, fingerprint: str, verdict: str, root_cause: str | None) -> Incident:
         incident = self.get(fingerprint)
-        self.writer.write_feedback(incident.outcome, verdict, root_cause)
-        incident.outcome.feedback = verdict
-        incident.outcome.confirmed_root_cause = root_cause if verdict == "confirmed" else None
-        self._call(self.on_feedback, incident.outcome)
+        outcome = incident.outcome
+        self.writer.write_feedback(outcome, verdict, root_cause)
+        outcome.feedback = verdict
+        outcome.confirmed_root_cause = root_cause if verdict == "confirmed" else None
+        self._call(self.on_feedback, outcome)
+        self.records.update(incident.fingerprint, feedback=verdict,
+                            confirmed_root_cause=outcome.confirmed_root_cause or "",
+                            **outcome_fields(outcome))  # fmt: skip
         return incident

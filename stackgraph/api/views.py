@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from stackgraph.rca.outcome import symptom_service
+
+from .incident_store import Incident
 from .schemas import EvidenceView, HypothesisView, IncidentDetail, IncidentSummary
-from .service import Incident
 
 
 def summary(incident: Incident) -> dict[str, Any]:
@@ -20,6 +22,7 @@ def summary(incident: Incident) -> dict[str, Any]:
         "opened_at": o.opened_at,
         "resolved_at": o.resolved_at,
         "alerts_seen": o.alerts_seen,
+        "alert_count": incident.alert_count,
         "shadow": o.shadow,
         "feedback": o.feedback,
         "ending": str(run.ending) if run else None,
@@ -39,6 +42,12 @@ def detail_view(incident: Incident) -> IncidentDetail:
     data["plan"] = o.plan.to_dict() if o.plan is not None else None
     data["error"] = incident.error
     data["writeback"] = dict(incident.writeback)
+    data["alerts"] = [{"fingerprint": a.fingerprint, "status": a.status,
+                       "alertname": str(dict(a.labels).get("alertname", "")),
+                       "service": symptom_service(a), "starts_at": a.starts_at}
+                      for a in incident.alerts]  # fmt: skip
+    data["correlated"] = list(incident.correlated)
+    data["investigations"] = incident.investigations
     if "memory" in o.extra:
         data["writeback"]["memory"] = o.extra["memory"]
     if run is not None:

@@ -26,7 +26,7 @@ def eval_cmd(
         str | None,
         typer.Option(
             "--dataset",
-            help="nezha, changerca, rcd-sockshop, seeded, or one registered under the "
+            help="nezha, nezha-tt, changerca, rcd-sockshop, seeded, or one registered under the "
             "`stackgraph.datasets` entry points (with --adapter: any name).",
         ),
     ] = None,
@@ -39,6 +39,9 @@ def eval_cmd(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N cases.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
+    ablation: Annotated[
+        bool, typer.Option(help="Also StackGraph without each scorer, and each scorer alone.")
+    ] = False,
 ) -> None:
     """AC@1/3/5, Avg@5 and MRR of StackGraph and every baseline on the same cases, through
     the product path: the dataset in a real Prometheus (Debian's prometheus + promtool),
@@ -60,7 +63,7 @@ def eval_cmd(
             bar.update(task, completed=done, total=total, description=f"replay {case_id}")
 
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
-                        progress=progress)  # fmt: skip
+                        progress=progress, ablation=ablation)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

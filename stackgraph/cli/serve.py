@@ -50,6 +50,9 @@ def serve(
 @app.command()
 def mcp(ctx: typer.Context) -> None:
     """Serve query_stack_graph, investigate and memory_lookup over MCP (stdio)."""
-    from stackgraph.mcp_server import build_server
+    import anyio
 
-    build_server(state_of(ctx).settings()).run()
+    from stackgraph.mcp_server import build_server
+    from stackgraph.mcp_stdio import serve_stdio
+
+    anyio.run(serve_stdio, build_server(state_of(ctx).settings()))

@@ -123,14 +123,23 @@ def firing(fingerprint: str = "fp-checkout-1", status: str = "firing") -> dict[s
 
 @dataclass
 class ScriptedModel:
-    """Answers POST /api/chat with the next scripted assistant message (the last repeats)."""
+    """Answers POST /api/chat with the next scripted assistant message (the last repeats).
+    While `hold` is set to an unset Event, replies wait for it (an investigation caught in
+    mid-flight); each reply takes at least `delay_s`; `asked` is set by every request."""
 
     script: list[dict[str, Any]]
     requests: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
+    hold: threading.Event | None = None
+    delay_s: float = 0.0
+    asked: threading.Event = field(default_factory=threading.Event)
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(body)
+        self.asked.set()
+        if self.hold is not None:
+            self.hold.wait(120)
+        time.sleep(self.delay_s)
         message = self.script[min(len(self.requests) - 1, len(self.script) - 1)]
         return {"model": body.get("model", "m"), "created_at": "2026-01-01T00:00:00Z",
                 "message": {"role": "assistant", "content": "", **message},
@@ -149,16 +158,20 @@ def scripted_model() -> Iterator[ScriptedModel]:
                 self.end_headers()
                 return
             data = json.dumps(model.reply(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the asking process was killed mid-call (a test meant it)
 
         def log_message(self, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     model.url = f"http://127.0.0.1:{server.server_address[1]}"

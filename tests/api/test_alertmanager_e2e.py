@@ -133,7 +133,7 @@ def test_alertmanager_webhook_end_to_end(
     assert done["symptom"] == "checkout" and done["plan"]["anchor"] == "checkout"
     assert done["conclusion"] == "payment" and done["root_cause"] == "payment"
     assert any(e["tool"] == "git_log" and e["verdict"] == "supports" for e in done["evidence"])
-    assert done["writeback"]["written"] is True
+    assert done["writeback"]["written"] is True, done["writeback"]
     stored = platform._graph.ro_query(
         "MATCH (a:Alert {fingerprint:$f})-[:FIRED_ON]->(s:Service {name:'checkout'}) "
         "MATCH (i:Incident {fingerprint:$f})-[:ROOT_CAUSED_BY]->(r) "

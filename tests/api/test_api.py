@@ -53,12 +53,15 @@ def client(
         yield c
 
 
-def wait_done(client: TestClient, fp: str) -> dict[str, Any]:
-    service = client.app.state.service  # type: ignore[attr-defined]
-    assert service.get(fp).done.wait(60)
-    r = client.get(f"/api/v1/incidents/{fp}", headers=AUTH)
-    assert r.status_code == 200
-    return dict(r.json())
+def wait_done(client: TestClient, fp: str, timeout: float = 60) -> dict[str, Any]:
+    """The incident once finished (done or failed), read through the API."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = client.get(f"/api/v1/incidents/{fp}", headers=AUTH)
+        if r.status_code == 200 and r.json()["state"] in ("done", "failed"):
+            return dict(r.json())
+        assert time.monotonic() < deadline, f"incident {fp} did not finish: {r.text}"
+        time.sleep(0.05)
 
 
 def rows(store: GraphStore, query: str, **params: Any) -> list[list[Any]]:
@@ -101,7 +104,7 @@ def test_alert_to_incident_with_plan_evidence_report_and_write_back(
     assert {e["tool"] for e in detail["evidence"]} >= {"query_stack_graph", "git_log",
                                                        "k8s_pod_status"}  # fmt: skip
     assert "Root cause: payment" in detail["report"]["summary"]
-    assert detail["writeback"]["written"] is True
+    assert detail["writeback"]["written"] is True, detail["writeback"]
     # write-back landed in FalkorDB through the single writer
     got = rows(platform, "MATCH (a:Alert {fingerprint:$f})-[:FIRED_ON]->(s:Service) "
                "MATCH (i:Incident {fingerprint:$f})-[:AFFECTS]->(s) "
@@ -137,29 +140,61 @@ def test_resent_alert_joins_and_resolved_closes(client: TestClient, platform: Gr
     assert status[0][0] == "resolved"
 
 
-def test_full_queue_answers_503_with_retry_after(settings: Settings, platform: GraphStore) -> None:
-    gate = threading.Event()
+def gated_plan(gate: threading.Event) -> Any:
+    """A plan that waits for `gate`: the worker holds its job, so the backlog stays."""
 
-    def slow_plan(store: GraphStore, alert: Alert) -> Plan:
+    def plan(store: GraphStore, alert: Alert) -> Plan:
         gate.wait(30)
         return payment_plan(store, alert)
 
-    tight = settings.model_copy(update={"api_queue_size": 1, "api_workers": 1})
-    with make_client(tight, platform, plan_fn=slow_plan) as c:
+    return plan
+
+
+def held_client(
+    settings: Settings, platform: GraphStore, gate: threading.Event, queue_size: int
+) -> TestClient:
+    """One worker whose plans wait for `gate`, a small queue, no grouping."""
+    tight = settings.model_copy(update={"api_queue_size": queue_size, "api_workers": 1,
+                                        "api_correlation_window_s": 0})  # fmt: skip
+    return make_client(tight, platform, plan_fn=gated_plan(gate))
+
+
+def test_full_queue_answers_503_with_retry_after_and_stores_nothing(
+    settings: Settings, platform: GraphStore
+) -> None:
+    gate = threading.Event()
+    with held_client(settings, platform, gate, queue_size=1) as c:
         assert c.post("/api/v1/alerts", json=firing("q1"), headers=AUTH).status_code == 202
-        deadline = time.monotonic() + 10  # the worker takes q1 off the queue
-        while c.app.state.service.queue.qsize() and time.monotonic() < deadline:  # type: ignore[attr-defined]
-            time.sleep(0.01)
-        assert c.post("/api/v1/alerts", json=firing("q2"), headers=AUTH).status_code == 202
-        full = c.post("/api/v1/alerts", json=firing("q3"), headers=AUTH)
+        full = c.post("/api/v1/alerts", json=firing("q2"), headers=AUTH)
         assert full.status_code == 503 and full.headers["retry-after"] == "10"
-        assert "q3" not in c.app.state.service.incidents  # type: ignore[attr-defined]
+        assert c.get("/api/v1/incidents/q2", headers=AUTH).status_code == 404
         assert "stackgraph_alerts_rejected_total 1.0" in c.get("/metrics").text
+        # a re-sent alert starts nothing, so a full queue still takes it
+        again = c.post("/api/v1/alerts", json=firing("q1"), headers=AUTH)
+        assert again.status_code == 202 and again.json()["joined"] == ["q1"]
         gate.set()
-        wait_done(c, "q2")
-        retried = c.post("/api/v1/alerts", json=firing("q3"), headers=AUTH)
-        assert retried.status_code == 202 and retried.json()["started"] == ["q3"]
-        wait_done(c, "q3")
+        wait_done(c, "q1")
+        retried = c.post("/api/v1/alerts", json=firing("q2"), headers=AUTH)
+        assert retried.status_code == 202 and retried.json()["started"] == ["q2"]
+        assert wait_done(c, "q2")["alerts_seen"] == 1  # the refused call counted nothing
+        assert wait_done(c, "q1")["alerts_seen"] == 2
+
+
+def test_a_payload_larger_than_the_queue_is_taken_whole(
+    settings: Settings, platform: GraphStore
+) -> None:
+    gate = threading.Event()
+    with held_client(settings, platform, gate, queue_size=2) as c:
+        body = firing("big-0")
+        body["alerts"] = [{**body["alerts"][0], "fingerprint": f"big-{i}"} for i in range(5)]
+        r = c.post("/api/v1/alerts", json=body, headers=AUTH)
+        assert r.status_code == 202 and len(r.json()["started"]) == 5
+        assert c.post("/api/v1/alerts", json=firing("after"), headers=AUTH).status_code == 503
+        gate.set()
+        for i in range(5):
+            assert wait_done(c, f"big-{i}")["state"] == "done"
+        assert c.post("/api/v1/alerts", json=firing("after"), headers=AUTH).status_code == 202
+        assert wait_done(c, "after")["state"] == "done"
 
 
 def test_bad_payloads_are_named_and_large_bodies_refused(client: TestClient) -> None:
@@ -177,7 +212,7 @@ def test_feedback_updates_the_outcome(client: TestClient, platform: GraphStore) 
     wait_done(client, "fp-c")
     r = client.post("/api/v1/incidents/fp-c/feedback", headers=AUTH,
                     json={"verdict": "confirmed", "root_cause": "no-such-thing"})  # fmt: skip
-    assert r.status_code == 422 and "no-such-thing" in r.json()["detail"]
+    assert r.status_code == 404 and "no-such-thing" in r.json()["detail"]
     r = client.post("/api/v1/incidents/fp-c/feedback", headers=AUTH,
                     json={"verdict": "confirmed", "root_cause": "payments-db"})  # fmt: skip
     assert r.status_code == 200 and r.json()["feedback"] == "confirmed"

@@ -1,6 +1,7 @@
 """`serve` ranks with live metrics from a real Prometheus (Debian's), and the ranking is
 what those metrics say: a service whose CPU and callers' edge latency jumped ranks first;
-with no Prometheus configured, a recent deploy of a healthy service outranks it."""
+with no Prometheus configured, only Tempo's latest levels are left, which show no failing
+call, and the recent deploy of a healthy service outranks it."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def _platform() -> Case:
         metrics.append(series(svc, "memory", times, noisy(2e8)))
     for client, server in EDGES:
         slow = {"payment": 5.0, "checkout": 3.0, "frontend": 2.0}.get(server, 1.0)
-        latency = noisy(0.02) * np.where(after, slow, 1.0)
+        level = 0.3 if server == "catalog" else 0.02  # catalog is slow, and always was
+        latency = noisy(level) * np.where(after, slow, 1.0)
         metrics.append(series(server, "requests", times, noisy(20.0), client))
         metrics.append(series(server, "latency_client", times, latency, client))
         metrics.append(series(server, "latency_server", times, latency, client))
@@ -106,7 +108,6 @@ def test_serve_ranks_with_live_metrics(
     without = _rank(settings, store)
     assert with_metrics[0] == "payment", with_metrics
     assert without.index("payment") > 0, without
-    assert without[0] == "cart", without
 
 
 def test_cli_and_mcp_rank_with_live_metrics(

@@ -57,6 +57,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "prometheus": {"url": "http://prometheus.monitoring.svc:9090"},
     },
     "in-process": {"ingest": {"mode": "inProcess"}, "catalog": CATALOG, "git": {"repos": REPOS}},
+    "replicas": {
+        "api": {"replicas": 3},
+        "falkordb": {"url": "redis://fdb-0.fdb:6379", "readUrl": "redis://fdb-1.fdb:6379"},
+    },
 }
 
 
@@ -162,6 +166,25 @@ def test_api_deployment(rendered: dict[str, list[dict[str, Any]]]) -> None:
     assert service["spec"]["selector"].items() <= labels.items()
     assert service["spec"]["ports"][0]["targetPort"] == api["ports"][0]["name"]
     assert not by_kind(objs, "ServiceMonitor")
+
+
+def test_several_replicas_get_a_disruption_budget_and_spread(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    assert not by_kind(rendered["default"], "PodDisruptionBudget")
+    objs = rendered["replicas"]
+    deploy = one(objs, "Deployment")
+    assert deploy["spec"]["replicas"] == 3
+    pods = deploy["spec"]["template"]["metadata"]["labels"]
+    pdb = one(objs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= pods.items()
+    assert api_service(objs)["spec"]["selector"].items() <= pods.items()
+    (spread,) = deploy["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert spread["labelSelector"]["matchLabels"].items() <= pods.items()
+    env = env_of(next(containers(deploy)))
+    assert env["STACKGRAPH_FALKORDB_READ_URL"] == "redis://fdb-1.fdb:6379"
+    assert env["FALKORDB_URL"] == "redis://fdb-0.fdb:6379"
 
 
 def test_service_monitor_selects_the_api_service(

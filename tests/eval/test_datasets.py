@@ -54,6 +54,7 @@ EXPECTED = {
         },
     ),
     "rcd-sockshop": (50, {"cpu": 25, "mem": 25}),
+    "nezha-tt": (28, {"exception": 13, "return": 11, "cpu_contention": 4}),
     "seeded": (
         len(_SEEDED_INCIDENTS),
         dict(Counter(str(i["fault"]) for i in _SEEDED_INCIDENTS)),
@@ -63,16 +64,26 @@ ENTRY = {
     "nezha": {"frontend"},
     "changerca": {"frontend"},
     "rcd-sockshop": {"front-end"},
+    "nezha-tt": {"ts-gateway-service"},
     "seeded": {"frontend", "gateway"},
 }
 SIGNALS = {
     "nezha": {"cpu", "memory", "network_rx", "network_tx", *EDGE_SIGNALS},
     "changerca": {"cpu", "memory", "errors", "latency_server"},
     "rcd-sockshop": {"cpu", "memory", "requests", "latency_server"},
+    "nezha-tt": {
+        "cpu",
+        "memory",
+        "network_rx",
+        "network_tx",
+        "requests",
+        "latency_server",
+        "latency_client",
+    },
     "seeded": {"cpu", "memory", "network_rx", "network_tx", *EDGE_SIGNALS},
 }
 # Datasets with an entry signal, i.e. a user -> symptom edge series.
-USER_EDGE = {"nezha", "changerca", "seeded"}
+USER_EDGE = {"nezha", "changerca", "nezha-tt", "seeded"}
 # Plausible ranges in the model's units: catches a missed unit conversion.
 RANGES = {
     "cpu": (0.0, 64.0),
@@ -138,8 +149,9 @@ def test_windows_are_honest(name: str, cases_of: CaseLoader) -> None:
 def test_timelines(name: str, cases_of: CaseLoader) -> None:
     cases = cases_of(name)
     assert all(c.timeline for c in cases)
-    if name == "nezha":  # one recording per day
-        assert {c.timeline for c in cases} == {"2022-08-22", "2022-08-23"}
+    if name.startswith("nezha"):  # one recording per day
+        days = {"nezha": {"2022-08-22", "2022-08-23"}, "nezha-tt": {"2023-01-29"}}[name]
+        assert {c.timeline for c in cases} == days
         assert all(c.case_id.startswith(c.timeline) for c in cases)
     else:  # separate recordings
         assert all(c.timeline == c.case_id for c in cases)
@@ -187,8 +199,11 @@ def test_series_are_signals_in_window(name: str, cases_of: CaseLoader) -> None:
 def test_every_pod_has_cpu_and_memory(name: str, cases_of: CaseLoader) -> None:
     for c in cases_of(name):
         pods = {(m.service, m.name) for m in c.metrics if m.client is None}
-        for svc in c.services:
-            assert {(svc, "cpu"), (svc, "memory")} <= pods, (c.case_id, svc)
+        measured = [s for s in c.services if {(s, "cpu"), (s, "memory")} <= pods]
+        if name == "nezha-tt":  # a few pods' columns are 0 all day: left out
+            assert len(measured) >= 0.8 * len(c.services), c.case_id
+        else:
+            assert len(measured) == len(c.services), c.case_id
 
 
 def test_requests_split_among_callers(load_dataset: CaseLoader) -> None:
@@ -224,3 +239,14 @@ def test_changerca_keeps_each_experiments_own_alert(
         assert c.recorded_alert is not None
         assert c.inject_time <= c.recorded_alert < c.alert_window[1]
     assert all(c.recorded_alert is None for c in load_dataset("nezha"))
+
+
+def test_train_ticket_edges_come_from_its_spans(load_dataset: CaseLoader) -> None:
+    """Kind-less spans paired by the telemetry lane's reader: a call graph of dozens of
+    edges, each edge series only in the minutes that have trace files."""
+    cases = load_dataset("nezha-tt")
+    edges = {(e.client, e.server) for e in cases[0].call_edges}
+    assert len(edges) > 40 and ("ts-preserve-service", "ts-contacts-service") in edges
+    spans = [m for m in cases[0].metrics if m.client not in (None, "user")]
+    assert spans and all(m.name in ("requests", "latency_server") for m in spans)
+    assert max(len(m.times) for m in spans) <= 5  # 3 trace minutes a fault, plus neighbours

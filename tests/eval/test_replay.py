@@ -23,6 +23,7 @@ from stackgraph.eval.replay import case_alert
 from stackgraph.eval.scorecard import CaseResult, markdown, metrics, scorecard
 from stackgraph.eval.seeded import load_seeded
 from stackgraph.ingest import run_lanes
+from stackgraph.rca import DEFAULT
 from stackgraph.store import GraphStore
 
 T0 = 1_767_225_600.0
@@ -168,3 +169,48 @@ def test_the_recorded_alert_stands_in_where_the_symptom_shows_nothing() -> None:
     assert detect_alert(quiet, "web", T0, T0 + 600, BASELINE, recorded=T0 + 900).how == "in band"
     loud = Points({("web", "errors"): flat_then(0.2, T0 + 45)})
     assert detect_alert(loud, "web", T0, T0 + 600, BASELINE, recorded=T0 + 200).how == "detected"
+
+
+def test_ablation_refuses_the_same_votes_without_each_scorer() -> None:
+    from stackgraph.eval.ablation import ablations
+    from stackgraph.rca import Candidate, Plan
+
+    def cand(name: str, **votes: float) -> Candidate:
+        return Candidate(name, 0.0, {"topology": 0.5, **votes})
+
+    plan = Plan("web", [cand("db", anomaly=0.9, onset=1.0), cand("api", anomaly=0.5, blame=0.4),
+                        cand("web", blame=0.9, onset=2.0)])  # fmt: skip
+    got = ablations(plan, ["api", "cache", "db", "web"])
+    assert got["anomaly alone"] == ["db", "api", "cache", "web"]
+    assert got["onset alone"] == ["web", "db", "api", "cache"]
+    assert got["stackgraph-blame"][:2] == ["db", "web"]  # anomaly + onset
+    assert got["stackgraph-onset"][0] == "api"  # anomaly + blame
+    assert set(got) == {f"stackgraph-{v}" for v in DEFAULT.voters} | {
+        f"{v} alone" for v in DEFAULT.voters
+    }
+
+
+def test_fusion_counts_each_data_source_once() -> None:
+    from stackgraph.rca.fusion import by_source, rrf
+    from stackgraph.rca.scorers import Signal
+
+    metrics = {n: Signal(n, {"noisy": 1.0}) for n in ("a", "b", "c")}
+    metrics["a"] = Signal("a", {"noisy": 1.0, "released": 0.1})
+    signals = {**metrics, "change": Signal("change", {"released": 1.0})}
+    flat = rrf(signals, [*metrics, "change"])
+    assert flat["noisy"] > flat["released"]  # three views of one source outvote the change
+    fused = by_source(signals, [*metrics, "change"], dict.fromkeys(metrics, "metrics"))
+    assert fused["released"] > fused["noisy"]  # one line each: both lines on `released`
+
+
+def test_a_candidate_a_scorer_cannot_see_is_treated_as_average() -> None:
+    from stackgraph.rca.fusion import rrf
+    from stackgraph.rca.scorers import Signal
+
+    edges = Signal("edges", {"measured": 1.0}, covered=frozenset({"measured", "quiet"}))
+    own = Signal("own", {"measured": 0.5, "unmeasured": 0.9})
+    fused = rrf({"edges": edges, "own": own}, ["edges", "own"], ["measured", "unmeasured", "quiet"])
+    mean = (1 / 61) / 2  # the edge view's contributions over the two it reaches
+    assert fused["unmeasured"] == 1 / 61 + mean  # not judged by edges: average, not zero
+    assert fused["measured"] == 1 / 61 + 1 / 62
+    assert fused["quiet"] == 0.0 if "quiet" in fused else True  # judged, found nothing

@@ -80,7 +80,7 @@ def test_root_cause_downstream_beats_critical_healthy_neighbour(store: GraphStor
     assert names(plan)[0] == "payment"
     top = plan.candidates[0]
     assert top.paths[0] == ("frontend", "checkout", "payment")
-    assert set(top.signals) == {"topology", "telemetry", "anomaly", "change", "history", "blame"}
+    assert {"topology", "telemetry", "blame"} <= set(top.signals)
     assert names(plan).index("payment") < names(plan).index("catalog")
     tele = [e for e in top.evidence if e.signal == "telemetry"]
     assert tele and tele[0].source == "Synthetic" and tele[0].status == "Active"
@@ -99,7 +99,7 @@ def test_metric_probes_find_the_saturated_service(store: GraphStore) -> None:
         store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600, metrics=Series({"c": 9.0})
     )
     assert names(plan)[0] == "c", [(c.service, c.score, c.signals) for c in plan.candidates]
-    assert plan.candidates[0].signals["anomaly"] > 0.9
+    assert plan.candidates[0].signals["anomaly"] == pytest.approx(0.8)  # (9 - 1) / (9 + 1)
     ev = [e for e in plan.candidates[0].evidence if e.signal == "anomaly"]
     assert ev and ev[0].source == "test-series"
 
@@ -128,7 +128,7 @@ def test_recent_deploy_boosts(store: GraphStore) -> None:
     assert names(plan)[0] == "y"
     by = {c.service: c for c in plan.candidates}
     assert by["y"].signals["change"] > 0.9
-    assert by["x"].signals["change"] == 0.0  # a day old: outside the lookback
+    assert "change" not in by["x"].signals  # a day old: outside the lookback, no vote
     assert "flux_status" in by["y"].suggested_tools
 
 

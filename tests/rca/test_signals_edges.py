@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries, Windows
-from stackgraph.rca.signals import change, telemetry
+from stackgraph.rca.scorers import change, telemetry
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
 FLAT = (3.0, 3.1, 2.9, 3.0, 3.05, 2.95, 3.0, 3.1, 2.9, 3.0)
@@ -30,15 +30,15 @@ def test_blame_goes_to_the_deepest_service_whose_calls_in_moved() -> None:
     facts = _facts({"mid": (_edge("front", SLOW),), "leaf": (_edge("mid", SLOW),),
                     "other": (_edge("front", FLAT),)})  # fmt: skip
     sig = telemetry(facts, {})
-    assert sig.scores["leaf"] > 0.5
-    assert sig.scores["mid"] == 0.0  # its own call out explains the calls into it
-    assert sig.scores["other"] == 0.0
+    assert sig.scores.get("leaf", 0.0) > 0.5
+    assert sig.scores.get("mid", 0.0) == 0.0  # its own call out explains the calls into it
+    assert sig.scores.get("other", 0.0) == 0.0
 
 
 def test_small_latency_wander_is_not_an_edge_anomaly() -> None:
     wander = tuple(v * 1.5 for v in FLAT)  # robust z is large, but latency did not double
     facts = _facts({"leaf": (_edge("mid", wander),)})
-    assert telemetry(facts, {}).scores["leaf"] == 0.0
+    assert telemetry(facts, {}).scores.get("leaf", 0.0) == 0.0
 
 
 def test_release_just_before_its_services_onset_beats_one_with_no_effect() -> None:
@@ -50,4 +50,6 @@ def test_release_just_before_its_services_onset_beats_one_with_no_effect() -> No
         ChangeFact("other", "Deploy", 1030.0, "v2"),
     )
     sig = change(_facts({"leaf": (errs,)}, changes), {})
-    assert sig.scores["leaf"] > 2 * sig.scores["other"] > 0
+    assert sig.scores.get("leaf", 0.0) > 0.5
+    assert "other" not in sig.scores  # its service did not move: evidence, not a vote
+    assert "did not move (no vote)" in sig.evidence["other"][0].summary

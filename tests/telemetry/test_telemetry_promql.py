@@ -6,7 +6,15 @@ import pytest
 
 import stackgraph.ingest.lanes.telemetry as telemetry
 from stackgraph.errors import ConfigError, InputError
-from stackgraph.ingest.lanes.telemetry import TEMPLATES, _edges, _prometheus, _spans
+from stackgraph.ingest.lanes.telemetry import (
+    TEMPLATES,
+    _edges,
+    _pairing,
+    _prometheus,
+    _span,
+    _span_csv,
+    _spans,
+)
 from stackgraph.promql import PromQLNames, Templates, render
 from stackgraph.rca.sources import TEMPLATES as READ_TEMPLATES
 
@@ -65,6 +73,6 @@ def test_the_pod_pattern_escapes_the_service_name() -> None:
 
 def test_the_package_exports_its_modules_public_names() -> None:
     exported = set(telemetry.__all__)
-    for module in (_edges, _prometheus, _spans):
+    for module in (_edges, _pairing, _prometheus, _span, _span_csv, _spans):
         assert set(module.__all__) <= exported
     assert all(hasattr(telemetry, n) for n in exported)

@@ -15,11 +15,13 @@ from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings
 from stackgraph.dump import export_records, stats
 from stackgraph.errors import InputError
-from stackgraph.ingest import GraphIngestor
+from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
 from stackgraph.ingest.lanes.telemetry import (
     EdgeStat,
     edges_to_records,
     load_spans,
+    pair_report,
+    parse_csv,
     stats_from_spans,
 )
 from stackgraph.store import GraphStore
@@ -391,3 +393,53 @@ def test_edges_to_records_mapping_and_endpoints(store: GraphStore) -> None:
         report = writer.write(batch)
     assert report.rejected == []
     assert edges_to_records(list(reversed(stats_)), seen_at=123.0) == batch
+
+
+NEZHA_CSV = (
+    "TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration\n"
+    """t1,a,root,ts-gateway-service-6f6cfc45b-h5m2n,/*,1674981768000000000,1674981768300000000,300000000
+t1,b,a,ts-gateway-service-6f6cfc45b-h5m2n,handle,1674981768010000000,1674981768290000000,280000000
+t1,c,b,ts-order-service-7d9f8b7c5d-x2x7z,getOrder,1674981768020000000,1674981768220000000,200000000
+t1,d,c,ts-order-service-7d9f8b7c5d-x2x7z,query,1674981768030000000,1674981768130000000,100000000
+t1,e,c,ts-station-service-5f55b6cf68-77cfw,station,1674981768140000000,1674981768190000000,50000000
+"""
+)
+
+
+def test_spans_without_kind_pair_across_pods(tmp_path: Path) -> None:
+    """Nezha's traces: no kind, no status; a child in another pod's service is the call."""
+    import gzip
+
+    path = tmp_path / "08_44_trace.csv.gz"
+    path.write_bytes(gzip.compress(NEZHA_CSV.encode()))
+    spans = load_spans(tmp_path)
+    assert {s.service for s in spans} == {"ts-gateway-service", "ts-order-service",
+                                          "ts-station-service"}  # fmt: skip
+    got = by_pair(stats_from_spans(spans)[0])
+    assert set(got) == {("user", "ts-gateway-service"), ("ts-gateway-service", "ts-order-service"),
+                        ("ts-order-service", "ts-station-service")}  # fmt: skip
+    assert got[("ts-gateway-service", "ts-order-service")].latency_p95_ms == pytest.approx(200.0)
+    assert stats_from_spans(spans)[1] == pytest.approx(1674981768.3)
+
+
+def test_spans_that_pair_into_nothing_say_why(tmp_path: Path, settings: Settings) -> None:
+    rootless = NEZHA_CSV.replace(",root,", ",zz,")
+    lonely = rootless.replace("ts-order-service", "ts-gateway-service").replace(
+        "ts-station-service", "ts-gateway-service"
+    )
+    for text, why in ((lonely, "every span is in one service (ts-gateway-service)"),
+                      (rootless.replace(",a,zz,", ",a,,").replace("t1,b,a", "t1,b,x"),
+                       "no child span's parent is in another service")):  # fmt: skip
+        spans = parse_csv(text, "x.csv")
+        stats_, _ = stats_from_spans(spans)
+        assert pair_report(spans, stats_).endswith(why) or stats_, (text, stats_)
+    spans = parse_csv(lonely, "x.csv")
+    assert pair_report(spans, stats_from_spans(spans)[0]) == (
+        "5 span(s) read, 0 call(s) on 0 pair(s): none paired, every span is in one service "
+        "(ts-gateway-service)"
+    )
+    good = parse_csv(NEZHA_CSV, "x.csv")
+    assert pair_report(good, stats_from_spans(good)[0]) == "5 span(s) read, 3 call(s) on 3 pair(s)"
+    (tmp_path / "lonely.csv").write_text(lonely)
+    with pytest.raises(InputError, match="none paired, every span is in one service"):
+        LANES["telemetry"].collect(LaneInputs(settings, options={"spans": tmp_path / "lonely.csv"}))

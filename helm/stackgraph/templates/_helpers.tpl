@@ -106,6 +106,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - name: FALKORDB_URL
   value: {{ include "stackgraph.falkordbUrl" . | quote }}
 {{- end }}
+{{- with .Values.falkordb.readUrl }}
+- name: STACKGRAPH_FALKORDB_READ_URL
+  value: {{ . | quote }}
+{{- end }}
 {{- with (include "stackgraph.qdrantUrl" .) }}
 - name: QDRANT_URL
   value: {{ . | quote }}

@@ -8,7 +8,8 @@ off the CodeUnit, not the Service (`CodeUnit -CALLS-> Service`, `-READS_FROM-> D
 `-PUBLISHES_TO->`/`-CONSUMES_FROM->`/`-DECLARES_SUBJECT-> NatsSubject`): they say which
 file makes the claim, and they never overwrite what the catalog or telemetry say about the
 Service itself. Static calls are `Candidate`s until telemetry confirms them. A file that
-does not parse is a `Rejection` naming path and line; the rest goes on.
+does not parse, or that crashes or exhausts the parser (run in a child process), is a
+`Rejection` naming path and line; the rest goes on.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from stackgraph.schema import (
     Status,
 )
 
+from ..isolated import ChildFailed, Limits, at, run_isolated
 from .chunks import CodeChunk, chunk_module
 from .facts import FileFacts, ObjRef, constants_of, file_facts
 
@@ -57,6 +59,10 @@ class Analysis:
         self.chunks.extend(other.chunks)
 
 
+LIMITS = Limits()
+"""CPU per file and memory of the child that parses a service's files."""
+
+
 def extract(
     files: Iterable[tuple[str, str]],
     service: str,
@@ -65,9 +71,11 @@ def extract(
     known: Known | None = None,
     root: str = "",
     url_base: str | None = None,
+    limits: Limits = LIMITS,
 ) -> RecordBatch:
     """The records of one service's files. See `analyse` for the arguments."""
-    return analyse(files, service, repo=repo, known=known, root=root, url_base=url_base).batch
+    return analyse(files, service, repo=repo, known=known, root=root, url_base=url_base,
+                   limits=limits).batch  # fmt: skip
 
 
 def analyse(
@@ -78,6 +86,7 @@ def analyse(
     known: Known | None = None,
     root: str = "",
     url_base: str | None = None,
+    limits: Limits = LIMITS,
 ) -> Analysis:
     """Records and chunks of one service's files.
 
@@ -85,14 +94,56 @@ def analyse(
     (module names for cross-file imports are taken relative to it); `known` lists the
     services and datastores calls may resolve to (the service itself always counts);
     `url_base` + path gives `CodeUnit.url`.
+
+    The files are parsed in a child process (`isolated`): a file that crashes the parser,
+    overruns its CPU budget or breaks the analysis is reported with its path and skipped,
+    and the other files are analysed again without it.
     """
+    todo = list(files)
+    skipped: list[Rejection] = []
+    while True:
+        try:
+            out = run_isolated(limits, _analyse_here, todo, service, repo=repo, known=known,
+                               root=root, url_base=url_base, prescan=limits.prescan)  # fmt: skip
+        except ChildFailed as exc:
+            if not 0 <= exc.index < len(todo):
+                where = f"{repo}:{root or '.'}"
+                msg = f"the code analysis of its files failed: {exc.reason}"
+                skipped.append(Rejection(f"Service{{name={service!r}}}", "source", msg, where))
+                return Analysis(RecordBatch(problems=skipped))
+            path, _ = todo.pop(exc.index)
+            skipped.append(Rejection(_unit_name(repo, path), "source",
+                                     f"skipped: {exc.reason}", f"{repo}:{path}"))  # fmt: skip
+            continue
+        out.batch.problems[:0] = skipped
+        return out
+
+
+def _analyse_here(
+    files: list[tuple[str, str]],
+    service: str,
+    *,
+    repo: str,
+    known: Known | None,
+    root: str,
+    url_base: str | None,
+    prescan: bool = True,
+) -> Analysis:
+    """`analyse` in this process; calls `at(i)` before working on `files[i]`."""
     known = known or Known()
     services = known.services | {service}
     out = Analysis()
-    parsed: list[tuple[str, cst.Module]] = []
-    for path, text in files:
+    parsed: list[tuple[int, str, cst.Module]] = []
+    for i, (path, text) in enumerate(files):
+        at(i)
+        problem = _too_deep(text, path) if prescan else None
+        if problem is not None:
+            out.batch.problems.append(
+                Rejection(_unit_name(repo, path), "source", problem, f"{repo}:{path}")
+            )
+            continue
         try:
-            parsed.append((path, cst.parse_module(text)))
+            parsed.append((i, path, cst.parse_module(text)))
         except cst.ParserSyntaxError as exc:
             line, col, msg = _syntax_error(text, path, exc)
             out.batch.problems.append(
@@ -104,7 +155,8 @@ def analyse(
                 Rejection(_unit_name(repo, path), "source", f"cannot be parsed: {exc}", path)
             )
     constants: dict[str, set[str]] = defaultdict(set)
-    for _, module in parsed:
+    for i, _, module in parsed:
+        at(i)
         for name, value in constants_of(module).items():
             constants[name].add(value)
 
@@ -113,22 +165,42 @@ def analyse(
         return next(iter(values)) if len(values) == 1 else None
 
     prefix = root.rstrip("/") + "/" if root else ""
-    facts: list[tuple[FileFacts, cst.Module]] = []
-    for path, module in parsed:
+    facts: list[tuple[int, FileFacts, cst.Module]] = []
+    for i, path, module in parsed:
+        at(i)
         rel = path[len(prefix) :] if prefix and path.startswith(prefix) else path
         f = file_facts(path, module, service, services, known.datastores, external, rel)
-        facts.append((f, module))
-    endpoints = _endpoints([f for f, _ in facts])
+        facts.append((i, f, module))
+    at(-1)
+    endpoints = _endpoints([f for _, f, _ in facts])
     svc_ref = NodeRecord("Service", {"name": service}).ref
-    units = [(f, m) for f, m in facts if f.defines_structure or endpoints.get(f.path)]
+    units = [(i, f, m) for i, f, m in facts if f.defines_structure or endpoints.get(f.path)]
     if units:
         out.batch.nodes.append(NodeRecord("Service", {"name": service}, {}, SRC, origin=repo))
-    for f, module in units:
+    for i, f, module in units:
+        at(i)
         chunks = chunk_module(module, repo, f.path, service)
         out.chunks.extend(chunks)
         eps = endpoints.get(f.path, [])
         _unit_records(out.batch, f, eps, chunks, service, svc_ref, repo, url_base)
     return out
+
+
+def _too_deep(text: str, path: str) -> str | None:
+    """A cheap pre-scan with CPython's own parser, which guards its depth: code it refuses
+    for nesting (over 200 brackets, or an expression too deep to build) is code no Python
+    runs, and code on which libcst's native parser overflows its stack or takes minutes."""
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except RecursionError:
+        return "is nested too deeply for Python's own parser; skipped"
+    except SyntaxError as err:
+        # CPython has no error class for it; newer syntax than this Python's is left to libcst
+        if "too many nested" in err.msg or "too many levels" in err.msg:
+            return f"line {err.lineno}: {err.msg}; skipped"
+    except (ValueError, MemoryError):
+        pass
+    return None
 
 
 def _syntax_error(text: str, path: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:

@@ -23,6 +23,8 @@ from stackgraph.errors import InputError
 from stackgraph.repo_config import RepoSpec, redact_url
 from stackgraph.schema import Rejection
 
+from ..folder import is_inside
+
 MAX_FILE_BYTES = 1_000_000
 NOT_SERVICES = {
     "tests", "test", "docs", "doc", "scripts", "tools", "lib", "libs", "common", "shared",
@@ -242,7 +244,7 @@ def load_repo(spec: RepoSpec, settings: Settings) -> RepoSnapshot:
         for path, _ in sf.files:
             unit = f"CodeUnit{{repo={snap.name!r}, path={path!r}}}"
             full = root / path
-            if full.is_symlink() and not full.resolve().is_relative_to(root):
+            if not is_inside(full, root):  # the file, or a folder on its path
                 msg = "a symlink out of the repo; skipped"
                 snap.problems.append(Rejection(unit, "source", msg, f"{snap.name}:{path}"))
                 continue

@@ -63,7 +63,10 @@ class Resolver:
         if node is None or depth > 8:
             return Value()
         if isinstance(node, cst.SimpleString):
-            lit = node.evaluated_value
+            try:  # libcst evaluates with `ast.literal_eval`, which refuses e.g. a NUL
+                lit = node.evaluated_value
+            except (SyntaxError, ValueError):
+                return Value()
             return Value(lit if isinstance(lit, str) else None)
         if isinstance(node, cst.ConcatenatedString):
             return self.value(node.left, depth + 1) + self.value(node.right, depth + 1)

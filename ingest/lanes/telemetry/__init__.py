@@ -8,8 +8,11 @@ offline source (`load_spans`, `stats_from_spans`). The read path's metrics sourc
 
 from ._edges import USER_CLIENT, EdgeStat, edges_to_records
 from ._lane import STALE_EDGE_TYPES, collect, mark_stale_edges
+from ._pairing import pair_report, stats_from_spans
 from ._prometheus import TEMPLATES, service_graph_stats
-from ._spans import Span, load_spans, parse_csv, parse_jaeger, parse_otlp, stats_from_spans
+from ._span import Span
+from ._span_csv import parse_csv
+from ._spans import load_spans, parse_jaeger, parse_otlp
 
 __all__ = [
     "STALE_EDGE_TYPES",
@@ -21,6 +24,7 @@ __all__ = [
     "edges_to_records",
     "load_spans",
     "mark_stale_edges",
+    "pair_report",
     "parse_csv",
     "parse_jaeger",
     "parse_otlp",

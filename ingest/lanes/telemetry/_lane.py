@@ -13,14 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stackgraph.errors import InputError
 from stackgraph.prometheus import PrometheusClient
 from stackgraph.promql import PromQLNames
 from stackgraph.schema import RecordBatch, Source
 
 from ..registry import LaneInputs, register
 from ._edges import edges_to_records
+from ._pairing import pair_report, stats_from_spans
 from ._prometheus import service_graph_stats
-from ._spans import load_spans, stats_from_spans
+from ._spans import load_spans
 
 if TYPE_CHECKING:
     from stackgraph.ingest.writer import GraphIngestor
@@ -59,7 +61,10 @@ def collect(inputs: LaneInputs) -> RecordBatch:
     settings = inputs.settings
     spans = _spans_path(inputs)
     if spans is not None:
-        stats, last_end = stats_from_spans(load_spans(spans))
+        read = load_spans(spans)
+        stats, last_end = stats_from_spans(read)
+        if not stats:
+            raise InputError(f"span files at {spans}: {pair_report(read, stats)}")
         seen_at = settings.telemetry_at or last_end or time.time()
         return edges_to_records(stats, seen_at=seen_at)
     at = inputs.options.get("at", settings.telemetry_at)

@@ -1,72 +1,28 @@
-"""The offline source: span files turned into the same pair statistics Tempo would emit.
+"""The offline source: span files, read into `Span`s that `_pairing` turns into the pair
+statistics Tempo would emit.
 
 Formats: OTLP JSON (an `ExportTraceServiceRequest`, one per file or one per line as the
 Collector's file exporter writes), Jaeger JSON (the query API / UI download: `{"data":
-[trace...]}`) and CSV (one span a row; columns below). Pairing follows Tempo's service
-graph processor:
-
-- a CLIENT (or PRODUCER) span whose child SERVER (or CONSUMER) span is in another service
-  is one request `client -> server` (`messaging_system` for producer/consumer);
-- a root SERVER/CONSUMER span is a request from the virtual client `user`;
-- a CLIENT span without a server child but with database attributes (`db.namespace`,
-  `db.name`, `db.system`) is a `database` request to the node named by `peer.service`,
-  `server.address`, `network.peer.address[:port]`, `db.namespace` or `db.name`;
-  with a peer attribute (`peer.service`, `db.name`, `db.system`) it is a request to a
-  virtual server of that name;
-- a request failed when either span has an error status; its latency is the server span's
-  duration (the client span's when the server is virtual).
-
-CSV columns: `trace_id, span_id, parent_span_id, service, kind, duration_ms` (required),
-`start_unix_s`, `status` (`error`/`ok`); any other column is a span attribute
-(`peer.service`, `db.system`, `messaging.destination.name`, ...).
+[trace...]}`) and CSV (one span a row; `_span_csv`), plain or gzipped (`.gz`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import gzip
 import json
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from stackgraph.errors import InputError
 
-from ._edges import USER_CLIENT, EdgeStat
+from ..folder import files_under
+from ._span import Span
+from ._span_csv import parse_csv
 
-__all__ = ["Span", "load_spans", "parse_csv", "parse_jaeger", "parse_otlp", "stats_from_spans"]
+__all__ = ["load_spans", "parse_jaeger", "parse_otlp"]
 
 _OTLP_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
-_DB_MARKERS = ("db.namespace", "db.name", "db.system")
-_DB_NAME_ORDER = (
-    "peer.service",
-    "server.address",
-    "network.peer.address",
-    "db.namespace",
-    "db.name",
-)
-_PEER_ATTRIBUTES = ("peer.service", "db.name", "db.system")
-_SUBJECT_ATTRIBUTES = ("messaging.destination.name", "messaging.destination")
-
-
-@dataclass(frozen=True)
-class Span:
-    """The part of a span the service graph needs."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str
-    service: str
-    kind: str
-    """client, server, producer, consumer, internal or ""."""
-    duration_ms: float
-    end_s: float = 0.0
-    error: bool = False
-    attributes: Mapping[str, str] = field(default_factory=dict)
 
 
 # -- OTLP JSON --------------------------------------------------------------------------
@@ -199,45 +155,6 @@ def parse_jaeger(doc: Any, origin: str) -> list[Span]:
     return out
 
 
-# -- CSV --------------------------------------------------------------------------------
-
-_CSV_REQUIRED = ("trace_id", "span_id", "service", "kind", "duration_ms")
-_CSV_OWN = (*_CSV_REQUIRED, "parent_span_id", "start_unix_s", "status")
-
-
-def parse_csv(text: str, origin: str) -> list[Span]:
-    """Spans of a CSV file with a header row (columns in the module docstring)."""
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in _CSV_REQUIRED if c not in (reader.fieldnames or [])]
-    if missing:
-        raise InputError(f"{origin}: CSV header lacks column(s) {', '.join(missing)}")
-    out: list[Span] = []
-    for row in reader:
-        where = f"{origin}:{reader.line_num}"
-        try:
-            duration = float(row["duration_ms"])
-            start = float(row.get("start_unix_s") or 0.0)
-        except ValueError as exc:
-            raise InputError(f"{where}: {exc}") from exc
-        kind = (row["kind"] or "").strip().lower().removeprefix("span_kind_")
-        attrs = {k: v for k, v in row.items() if k not in _CSV_OWN and k and v}
-        out.append(
-            Span(
-                trace_id=row["trace_id"],
-                span_id=row["span_id"],
-                parent_id=row.get("parent_span_id") or "",
-                service=row["service"],
-                kind=kind,
-                duration_ms=duration,
-                end_s=start + duration / 1000.0 if start else 0.0,
-                error=(row.get("status") or "").strip().lower()
-                in ("error", "status_code_error", "2", "true"),
-                attributes=attrs,
-            )
-        )
-    return out
-
-
 # -- files ------------------------------------------------------------------------------
 
 
@@ -251,15 +168,18 @@ def _parse_json_doc(doc: Any, origin: str) -> list[Span]:
 
 def _parse_file(path: Path) -> list[Span]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read span file {path}: {exc.strerror}") from exc
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if path.suffix.lower() == ".gz" else raw).decode("utf-8")
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read span file {path}: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"span file {path} is not UTF-8 text: {exc.reason}") from exc
-    if path.suffix.lower() == ".csv":
+    if path.name.lower().removesuffix(".gz").endswith(".csv"):
         return parse_csv(text, str(path))
     try:
         return _parse_json_doc(json.loads(text), str(path))
+    except RecursionError:
+        raise InputError(f"span file {path} is nested deeper than JSON is read") from None
     except json.JSONDecodeError as whole:
         # JSON Lines: one export request per line (the Collector's file exporter)
         out: list[Span] = []
@@ -268,6 +188,9 @@ def _parse_file(path: Path) -> list[Span]:
                 continue
             try:
                 doc = json.loads(line)
+            except RecursionError:
+                msg = f"span file {path}:{n} is nested deeper than JSON is read"
+                raise InputError(msg) from None
             except json.JSONDecodeError:
                 raise InputError(
                     f"span file {path}:{whole.lineno}:{whole.colno} is not JSON: {whole.msg}"
@@ -279,96 +202,23 @@ def _parse_file(path: Path) -> list[Span]:
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv")
 
 
+def _is_span_file(path: Path) -> bool:
+    return path.name.lower().removesuffix(".gz").endswith(_SUFFIXES)
+
+
 def load_spans(path: Path) -> list[Span]:
-    """Every span in a file, or in a folder's `.json`, `.jsonl`, `.ndjson`, `.csv` files."""
+    """Every span in a file, or in a folder's `.json`, `.jsonl`, `.ndjson`, `.csv` files
+    (each may be gzipped)."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+        files, outside = files_under(path, _is_span_file)
+        if outside:
+            raise InputError(f"span file {outside[0]} is a symlink out of {path}; not read")
         if not files:
-            raise InputError(f"span folder {path} holds no {', '.join(_SUFFIXES)} files")
+            raise InputError(
+                f"span folder {path} holds no {', '.join(_SUFFIXES)} files (plain or .gz)"
+            )
     elif path.is_file():
         files = [path]
     else:
         raise InputError(f"span path {path} does not exist")
     return [span for f in files for span in _parse_file(f)]
-
-
-# -- pairing ----------------------------------------------------------------------------
-
-
-def _first(attrs: Mapping[str, str], names: Iterable[str]) -> str:
-    for name in names:
-        value = attrs.get(name)
-        if value:
-            if name == "network.peer.address" and attrs.get("network.peer.port"):
-                return f"{value}:{attrs['network.peer.port']}"
-            return value
-    return ""
-
-
-@dataclass
-class _Pair:
-    count: int = 0
-    failed: int = 0
-    durations: list[float] = field(default_factory=list)
-
-
-def stats_from_spans(spans: Sequence[Span]) -> tuple[list[EdgeStat], float]:
-    """Pair spans as Tempo's service graph does; return the pair stats and the last end time."""
-    by_id = {(s.trace_id, s.span_id): s for s in spans}
-    has_child: set[tuple[str, str]] = set()
-    pairs: dict[tuple[str, str, str, str, str], _Pair] = defaultdict(_Pair)
-
-    def record(key: tuple[str, str, str, str, str], error: bool, duration_ms: float) -> None:
-        pair = pairs[key]
-        pair.count += 1
-        pair.failed += int(error)
-        pair.durations.append(duration_ms)
-
-    for span in spans:
-        if span.kind not in ("server", "consumer") or not span.service:
-            continue
-        subject = _first(span.attributes, _SUBJECT_ATTRIBUTES)
-        parent = by_id.get((span.trace_id, span.parent_id)) if span.parent_id else None
-        if not span.parent_id:
-            key = (USER_CLIENT, span.service, "virtual_node", "client", subject)
-            record(key, span.error, span.duration_ms)
-            continue
-        if parent is None or parent.kind not in ("client", "producer"):
-            continue
-        has_child.add((parent.trace_id, parent.span_id))
-        if parent.service == span.service or not parent.service:
-            continue
-        messaging = parent.kind == "producer" or span.kind == "consumer"
-        database = any(parent.attributes.get(a) for a in _DB_MARKERS)
-        ctype = "messaging_system" if messaging else "database" if database else ""
-        subject = subject or _first(parent.attributes, _SUBJECT_ATTRIBUTES)
-        key = (parent.service, span.service, ctype, "", subject if messaging else "")
-        record(key, parent.error or span.error, span.duration_ms)
-
-    for span in spans:
-        if span.kind != "client" or (span.trace_id, span.span_id) in has_child:
-            continue
-        if any(span.attributes.get(a) for a in _DB_MARKERS):
-            name = _first(span.attributes, _DB_NAME_ORDER)
-            if name:
-                record((span.service, name, "database", "server", ""), span.error, span.duration_ms)
-                continue
-        peer = _first(span.attributes, _PEER_ATTRIBUTES)
-        if peer and span.service:
-            record((span.service, peer, "virtual_node", "server", ""), span.error, span.duration_ms)
-
-    stats = [
-        EdgeStat(
-            client=c,
-            server=s,
-            trace_count=p.count,
-            error_rate=p.failed / p.count,
-            latency_p95_ms=float(np.percentile(p.durations, 95)),
-            connection_type=ctype,
-            virtual_node=virtual,
-            subject=subject,
-        )
-        for (c, s, ctype, virtual, subject), p in sorted(pairs.items())
-    ]
-    seen_at = max((s.end_s for s in spans), default=0.0)
-    return stats, seen_at

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from stackgraph.errors import StackGraphError
+
+from ..schemas import Readiness
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["health"])
 
@@ -17,9 +23,10 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"description": "Not ready (store or workers)."}})
+@router.get("/readyz", responses={503: {"model": Readiness, "description": "Not ready."}})
 def readyz(request: Request) -> JSONResponse:
-    """The store answers and the investigation workers run."""
+    """The store answers and the investigation workers run. Without the token, so it says
+    what is not ready ("store unavailable"), never why (paths, addresses)."""
     service = getattr(request.app.state, "service", None)
     problems: list[str] = []
     if service is None:
@@ -27,8 +34,9 @@ def readyz(request: Request) -> JSONResponse:
     else:
         try:
             service.store.exists()
-        except StackGraphError as exc:
-            problems.append(str(exc))
+        except StackGraphError as exc:  # the cause goes to the log, not to anyone asking
+            log.warning("readiness: %s", exc)
+            problems.append("store unavailable")
         if not service.alive:
             problems.append("investigation workers are not running")
     body = {"ready": not problems, "problems": problems}

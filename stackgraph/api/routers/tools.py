@@ -8,16 +8,16 @@ from fastapi import APIRouter
 
 from stackgraph.rca.graph_query import query_stack_graph
 
-from ..deps import Authed, StoreDep
+from ..deps import Authed, ReaderDep
 from ..schemas import GraphAnswerView, GraphQuery
-from .common import AUTH_RESPONSES
+from .common import AUTH_RESPONSES, BODY
 
 router = APIRouter(prefix="/api/v1/tools", tags=["tools"], dependencies=[Authed],
                    responses=AUTH_RESPONSES)  # fmt: skip
 
 
-@router.post("/query_stack_graph")
-def query_graph(body: GraphQuery, store: StoreDep) -> GraphAnswerView:
+@router.post("/query_stack_graph", responses=BODY)
+def query_graph(body: GraphQuery, store: ReaderDep) -> GraphAnswerView:
     """A service's neighbourhood, or the paths between two services, as sentences
     (`raw` adds the triples)."""
     answer = query_stack_graph(store, body.service, body.other, hops=body.hops, raw=body.raw,

@@ -6,6 +6,9 @@ flows down the call graph towards whatever is broken. Each node also keeps a sel
 worth the part of its anomaly its callees do not explain (max(0, e_self - max e_callee)):
 the walker lingers where the anomaly *starts*, not where it is merely passed on. A weak
 backward edge lets blame reach callers of the anchor. Stale edges carry half the weight.
+
+It votes for the candidates that hold more of the walk than an indifferent one would give
+them (1/n of it), and abstains when nothing around the anchor looks anomalous.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from .facts import Facts
-from .model import Evidence
-from .signals import STALE_FACTOR, Signal, all_nodes
+from ..facts import Facts
+from ..model import Evidence
+from .signal import STALE_FACTOR, Signal, all_nodes, votes
 
 DAMPING = 0.85
 BACKWARD = 0.2
@@ -44,11 +47,12 @@ def node_evidence(facts: Facts, prior: Mapping[str, Signal]) -> dict[str, float]
 def personalised_pagerank(
     names: list[str],
     edges: list[tuple[int, int, float]],
-    seed: int,
+    seed: int | None,
     damping: float = DAMPING,
     iterations: int = _ITERATIONS,
 ) -> np.ndarray:
-    """Stationary distribution of a walk restarting at `seed`; dangling mass returns there."""
+    """Stationary distribution of a walk restarting at `seed` (None: anywhere, i.e. plain
+    PageRank); dangling mass returns there."""
     n = len(names)
     if n == 0:
         return np.zeros(0)
@@ -59,8 +63,9 @@ def personalised_pagerank(
     out = np.asarray(w.sum(axis=1)).ravel()
     inv = sp.diags(np.divide(1.0, out, out=np.zeros(n), where=out > 0))
     trans = (inv @ w).T.tocsr()
-    teleport = np.zeros(n)
-    teleport[seed] = 1.0
+    teleport = np.full(n, 1.0 / n) if seed is None else np.zeros(n)
+    if seed is not None:
+        teleport[seed] = 1.0
     dangling = out <= 0
     pr = teleport.copy()
     for _ in range(iterations):
@@ -73,11 +78,14 @@ def personalised_pagerank(
 
 
 def blame(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    """Blame per candidate in [0, 1]: PageRank mass (minus the restart mass at the anchor),
-    scaled so the top node gets the strongest evidence seen (a healthy graph blames little)."""
+    """Vote: the PageRank share of each candidate holding more than 1/n of the walk (minus
+    the restart mass at the anchor), scaled so the top one gets the strongest evidence."""
     nodes = sorted(all_nodes(facts))
     idx = {n: i for i, n in enumerate(nodes)}
     ev = node_evidence(facts, prior)
+    strongest = max(ev.values(), default=0.0)
+    if strongest <= 0:
+        return votes("blame", {}, abstained="nothing around the anchor looks anomalous")
     e = {n: ev.get(n, 0.0) + EPSILON for n in nodes}
     children: dict[str, list[str]] = {n: [] for n in nodes}
     deps = [d for d in facts.edges if d.src in idx and d.dst in idx and d.src != d.dst]
@@ -102,24 +110,19 @@ def blame(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         if own > 0:
             weighted.append((idx[n], idx[n], own))
     pr = personalised_pagerank(nodes, weighted, idx[facts.anchor])
-    if pr.size:
-        pr[idx[facts.anchor]] = max(0.0, pr[idx[facts.anchor]] - (1 - DAMPING))
-    top = float(pr.max()) if pr.size else 0.0
-    strongest = max(ev.values(), default=0.0)
+    pr[idx[facts.anchor]] = max(0.0, pr[idx[facts.anchor]] - (1 - DAMPING))
+    total = float(pr.sum())
+    top = float(pr.max())
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for n in nodes:
-        share = float(pr[idx[n]])
-        scores[n] = (share / top) * strongest if top > 0 else 0.0
-        if share > 0:
-            evidence[n] = (
-                Evidence(
-                    "blame",
-                    f"{100 * share:.1f}% of the blame walked from "
-                    f"{facts.anchor} (own anomaly {ev.get(n, 0.0):.2f})",
-                    "pagerank",
-                    round(scores[n], 4),
-                    f"ppr:{facts.anchor}->{n}",
-                ),
-            )
-    return Signal("blame", scores, evidence)
+        share = float(pr[idx[n]]) / total if total > 0 else 0.0
+        if share <= 1.0 / len(nodes):
+            continue
+        scores[n] = float(pr[idx[n]]) / top * strongest
+        evidence[n] = (
+            Evidence("blame", f"{100 * share:.1f}% of the blame walked from {facts.anchor} "
+                     f"(own anomaly {ev.get(n, 0.0):.2f})", "pagerank", round(scores[n], 4),
+                     f"ppr:{facts.anchor}->{n}"),
+        )  # fmt: skip
+    return votes("blame", scores, evidence)

@@ -1,0 +1,139 @@
+"""The Nezha (FSE'23) data layout, shared by its Online Boutique and Train Ticket adapters.
+
+``rca_data/<date>/<date>-fault_list.json`` names the faults (``inject_time`` read as UTC;
+``inject_timestamp`` is unreliable, see SOURCE.md); ``rca_data/<date>/metric/`` holds one
+``<pod>_metric.csv[.gz]`` per pod, a row per minute stamped at the minute's end (its
+``Time`` string; the ``TimeStamp`` column is shifted on some days), and
+``front_service.csv``, the entry KPI.
+
+Pod signals (checked on the data of both systems):
+
+* ``cpu`` (cores) = ``CpuUsage(m)`` / 100. Despite its name the column is in tens of
+  millicores (percent of one core): ``CpuUsage(m)`` / ``CpuUsageRate(%)`` equals the pod's
+  CPU limit in cores in every row, and under cpu faults the column tops out at the limit.
+* ``memory`` (bytes) = ``MemoryUsage(Mi)`` * 2**20.
+* ``network_rx`` / ``network_tx`` (bytes/s) = ``NetworkReceiveBytes`` / ``NetworkTransmitBytes``
+  as they are: per-second rates, on the same time base as ``PodWorkload(Ops)``.
+
+Left out everywhere: a pod column that is 0 all day (nothing measured it);
+``PodSuccessRate(%)`` (constant 0); ``CpuUsageRate(%)``,
+``MemoryUsageRate(%)`` (duplicates relative to the limit); ``SyscallRead``/``SyscallWrite``
+and the ``Node*`` columns (no per-service exporter meaning); the per-pod
+``PodClient/ServerLatencyP90/95/99(s)`` (per pod, not per edge).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from ._common import parse_go_time, parse_utc, read_csv, to_float
+from .model import DatasetError, MetricSeries, series
+
+__all__ = ["Pods", "faults", "front_kpi", "hms", "pod_to_service", "read_pods", "read_table"]
+
+_POD_FILE = re.compile(r"^(?P<pod>.+)_metric\.csv(\.gz)?$")
+_SKIP_COLS = {"Time", "TimeStamp", "PodName", "ServiceName"}
+_POD_SIGNALS = {
+    "CpuUsage(m)": ("cpu", 1.0 / 100.0),
+    "MemoryUsage(Mi)": ("memory", float(2**20)),
+    "NetworkReceiveBytes": ("network_rx", 1.0),
+    "NetworkTransmitBytes": ("network_tx", 1.0),
+}
+"""pod column -> (signal, factor to the signal's unit)"""
+WORKLOAD = "PodWorkload(Ops)"
+
+
+def pod_to_service(pod: str) -> str:
+    """``cartservice-6d9f8b7c5d-abcde`` -> ``cartservice`` (drop the last two segments)."""
+    parts = pod.split("-")
+    return "-".join(parts[:-2]) if len(parts) > 2 else pod
+
+
+def read_table(path: Path, time_col: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    header, rows = read_csv(path)
+    if time_col not in header:
+        raise DatasetError(f"{path}: no {time_col!r} column")
+    ti = header.index(time_col)
+    times = np.array([parse_go_time(r[ti]) for r in rows], dtype=np.float64)
+    cols: dict[str, np.ndarray] = {}
+    for j, name in enumerate(header):
+        if name in _SKIP_COLS or name.lower() in {"time", "timestamp"}:
+            continue
+        cols[name] = np.array([to_float(r[j]) if j < len(r) else np.nan for r in rows])
+    return times, cols
+
+
+def column(path: Path, cols: dict[str, np.ndarray], name: str) -> np.ndarray:
+    if name not in cols:
+        raise DatasetError(f"{path}: no {name!r} column")
+    return cols[name]
+
+
+@dataclass
+class Pods:
+    """One date's pod files: their signals, each service's workload, and the time span."""
+
+    series: list[MetricSeries]
+    workload: dict[str, tuple[np.ndarray, np.ndarray]]
+    start: float
+    end: float
+
+    @property
+    def services(self) -> tuple[str, ...]:
+        return tuple(sorted(self.workload))
+
+
+def read_pods(metric_dir: Path) -> Pods:
+    """Every pod file of a date's ``metric/`` folder (one pod per service)."""
+    files = sorted(p for p in metric_dir.iterdir() if _POD_FILE.match(p.name))
+    if not files:
+        raise DatasetError(f"{metric_dir}: no <pod>_metric.csv[.gz] files")
+    out: list[MetricSeries] = []
+    workload: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for f in files:
+        m = _POD_FILE.match(f.name)
+        assert m is not None
+        svc = pod_to_service(m.group("pod"))
+        if svc in workload:
+            raise DatasetError(f"{metric_dir}: two pods of {svc}; aggregation not implemented")
+        times, cols = read_table(f, "Time")
+        for col, (signal, factor) in _POD_SIGNALS.items():
+            values = column(f, cols, col)
+            if np.any(np.nan_to_num(values)):  # all zero all day: a pod nothing measured
+                out.append(series(svc, signal, times, values * factor))
+        workload[svc] = (times, column(f, cols, WORKLOAD))
+    all_t = np.concatenate([t for t, _ in workload.values()])
+    return Pods(out, workload, float(all_t.min()), float(all_t.max()) + 60.0)
+
+
+def faults(day_dir: Path) -> list[tuple[float, str, str, str]]:
+    date = day_dir.name
+    path = day_dir / f"{date}-fault_list.json"
+    if not path.exists():
+        raise DatasetError(f"{day_dir}: missing label file {path.name}")
+    data = json.loads(path.read_text())
+    out = []
+    for items in data.values():
+        for it in items:
+            out.append((parse_utc(it["inject_time"]), it["inject_pod"], it["inject_type"], date))
+    return out
+
+
+def hms(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%H%M%S")
+
+
+def front_kpi(metric_dir: Path) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """``front_service.csv``: (times, error share or None, p95 seconds). A success rate that
+    is 0 throughout the recording while requests flow is no measurement: left out."""
+    path = metric_dir / "front_service.csv"
+    times, cols = read_table(path, "Time")
+    success = column(path, cols, "SuccessRate(%)")
+    errors = None if not np.any(np.nan_to_num(success)) else 1.0 - success / 100.0
+    return times, errors, column(path, cols, "LatencyP95(s)")

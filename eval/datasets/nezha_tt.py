@@ -1,0 +1,189 @@
+"""Nezha (FSE'23) Train Ticket cases: metrics, spans and logs; any day in that layout.
+
+Layout, fault list, pod signals and what is left out: `_nezha_format`. Besides, per date,
+``rca_data/<date>/trace/HH_MM_trace.csv[.gz]`` (spans starting in the minute ending at
+HH:MM: three minutes per fault), ``log/HH_MM_log.csv[.gz]`` (the log lines of those minutes,
+each with the trace and span it was written in) and, in ``construct_data/<date>/``, the same
+for fault-free minutes.
+
+* Root cause = the injected pod's service; windows: the shared rule in ``_common`` (faults
+  follow each other within minutes); ``timeline`` = the date.
+* Call graph and edge series come from the spans, read and paired by the telemetry lane's
+  own span reader (`load_spans`, `stats_from_spans`: spans carry no kind, so a child span in
+  another service than its parent's is the call). Per minute file and edge: ``requests``
+  (calls / 60 s) and ``latency_server`` (p95 of the callee's spans, s). The spans carry no
+  status, so no ``errors`` (the logs hold them). Spans exist only around each fault and in
+  the fault-free minutes, so edge series have no baseline elsewhere; the call graph is
+  every pair seen on the day.
+* Entry: the service of the root spans (the graph's entry) gets the edge ``user -> entry``
+  from ``front_service.csv`` every minute (not from its root spans, which cover three minutes
+  a fault): both latencies = ``LatencyP95(s)``; ``requests`` = its ``PodWorkload(Ops)``; its
+  ``SuccessRate(%)`` is 0 throughout the shared day (no measurement: left out).
+* Logs: every line of the known services as Loki would hold it (``LogRecord``: time, service,
+  the raw line, trace and span id), read at investigation time through the log source;
+  like the spans, they exist only around each fault and in the fault-free minutes.
+* Services: the pods with metric files (one pod each); spans and lines of other services
+  (none on the shared day) are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from stackgraph.errors import InputError
+from stackgraph.ingest.lanes.telemetry import Span, load_spans, stats_from_spans
+
+from ._common import (
+    alert_window,
+    baseline_window,
+    cut,
+    entry_service,
+    neighbours,
+    read_csv,
+    require_dir,
+    spread_to_callers,
+)
+from ._nezha_format import faults, front_kpi, hms, pod_to_service, read_pods
+from .model import USER, CallEdge, Case, DatasetError, LogRecord, MetricSeries, series
+
+NAME = "nezha-tt"
+MANIFESTS = "train-ticket/nezha-augmented"
+_MINUTE_FILE = re.compile(r"^(?P<h>\d\d)_(?P<m>\d\d)_(trace|log)\.csv(\.gz)?$")
+
+
+@dataclass
+class _Day:
+    services: tuple[str, ...]
+    edges: list[tuple[str, str]]
+    entry: str
+    series: list[MetricSeries]
+    start: float
+    end: float
+    logs: list[LogRecord]
+    spans: list[Span]
+
+
+def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
+    """(epoch of the minute's end, file) for every HH_MM trace file of a date folder."""
+    day = datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+    out = []
+    for f in sorted(folder.iterdir()) if folder.is_dir() else []:
+        m = _MINUTE_FILE.match(f.name)
+        if m:
+            out.append((day + int(m.group("h")) * 3600 + int(m.group("m")) * 60, f))
+    return out
+
+
+def _span_series(
+    files: list[tuple[float, Path]], services: tuple[str, ...]
+) -> tuple[list[tuple[str, str]], list[MetricSeries], list[Span]]:
+    """The day's call graph, per edge its per-minute requests and p95 (s), and its spans."""
+    points: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    kept: list[Span] = []
+    for end, path in files:
+        try:
+            spans = load_spans(path)
+        except InputError as exc:
+            raise DatasetError(str(exc)) from exc
+        stats, _ = stats_from_spans(spans)
+        kept += [s for s in spans if s.service in services]
+        for s in stats:
+            client = USER if s.client == "user" else s.client
+            if s.server in services and (client == USER or client in services):
+                p95 = (s.latency_p95_ms or 0.0) / 1000.0
+                points[(client, s.server)].append((end, s.trace_count / 60.0, p95))
+    out: list[MetricSeries] = []
+    for (client, server), pts in sorted(points.items()):
+        cols = np.array(sorted(pts), dtype=float)
+        out.append(series(server, "requests", cols[:, 0], cols[:, 1], client))
+        out.append(series(server, "latency_server", cols[:, 0], cols[:, 2], client))
+    edges = sorted(e for e in points if e[0] != USER)
+    return edges, out, sorted(kept, key=lambda s: s.end_s)
+
+
+def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[LogRecord]:
+    """Every log line of the known services, by the line's own nanosecond time."""
+    out: list[LogRecord] = []
+    for _, path in files:
+        header, rows = read_csv(path)
+        try:
+            ti, pi, li = (header.index(c) for c in ("TimeUnixNano", "PodName", "Log"))
+            tr, sp = header.index("TraceID"), header.index("SpanID")
+        except ValueError as exc:
+            raise DatasetError(f"{path}: {exc}") from exc
+        for r in rows:
+            svc = pod_to_service(r[pi])
+            if svc in services and len(r) > li:
+                out.append(LogRecord(int(r[ti]) / 1e9, svc, r[li], r[tr], r[sp]))
+    return sorted(out, key=lambda x: x.t)
+
+
+def _load_day(root: Path, date: str) -> _Day:
+    metric_dir = root / "rca_data" / date / "metric"
+    pods = read_pods(metric_dir)
+    files = _minute_files(root / "rca_data" / date / "trace", date)
+    files += _minute_files(root / "construct_data" / date / "trace", date)
+    if not files:
+        raise DatasetError(f"{root}: no trace/HH_MM_trace.csv[.gz] files for {date}")
+    edges, spans, kept = _span_series(sorted(files), pods.services)
+    entry = entry_service(edges, pods.services)
+    ft, errors, p95 = front_kpi(metric_dir)
+    wt, workload = pods.workload[entry]
+    kpi = [
+        *spread_to_callers(entry, edges, ft, errors=errors, latency_server=p95,
+                           latency_client=p95),
+        *spread_to_callers(entry, edges, wt, requests=workload),
+    ]  # fmt: skip
+    out = [s for s in spans if s.client != USER]  # the KPI, every minute, stands for them
+    log_files = _minute_files(root / "rca_data" / date / "log", date)
+    log_files += _minute_files(root / "construct_data" / date / "log", date)
+    logs = _logs(log_files, pods.services)
+    return _Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end,
+                logs, kept)  # fmt: skip
+
+
+def load(path: Path) -> list[Case]:
+    """Every Train Ticket case under ``path`` (a folder in the Nezha layout)."""
+    root = Path(path)
+    rca = require_dir(root / "rca_data", "nezha-tt dataset (expects rca_data/<date>/)")
+    day_dirs = sorted(d for d in rca.iterdir() if d.is_dir() and (d / "metric").is_dir())
+    if not day_dirs:
+        raise DatasetError(f"{rca}: no <date>/metric/ folders")
+    days = {d.name: _load_day(root, d.name) for d in day_dirs}
+    found = sorted(f for d in day_dirs for f in faults(d))
+    nb = neighbours([f[0] for f in found])
+    cases: list[Case] = []
+    for (t0, pod, ftype, date), (t_prev, t_next) in zip(found, nb, strict=True):
+        day = days[date]
+        cause = pod_to_service(pod)
+        if cause not in day.services:
+            raise DatasetError(f"{date}: fault pod {pod} has no metric file")
+        aw = alert_window(t0, t_next, day.end)
+        bw = baseline_window(t0, t_prev, day.start)
+        cases.append(
+            Case(
+                dataset=NAME,
+                case_id=f"{date}T{hms(t0)}-{cause}-{ftype}",
+                fault_type=ftype,
+                root_cause=cause,
+                inject_time=t0,
+                alert_window=aw,
+                baseline_window=bw,
+                symptom_service=day.entry,
+                services=day.services,
+                call_edges=tuple(CallEdge(c, s) for c, s in day.edges),
+                metrics=tuple(cut(day.series, bw[0], aw[1])),
+                changes=(),
+                manifests=MANIFESTS,
+                timeline=date,
+                logs=tuple(x for x in day.logs if bw[0] <= x.t < aw[1]),
+                spans=tuple(s for s in day.spans if bw[0] <= s.end_s < aw[1]),
+            )
+        )
+    return cases

@@ -1,0 +1,80 @@
+"""Reciprocal rank fusion: each voting scorer ranks the candidates it found evidence for,
+and a candidate's score is the sum of 1 / (RRF_K + rank) over the rankings that hold it.
+
+Scale-free: a scorer's numbers only order its own candidates, so no noisy signal outvotes
+the rest by magnitude, and no weight is set by hand. A scorer that abstained, or a candidate
+it found nothing on, adds nothing. Tied candidates share the mean of their ranks.
+
+Fused in two steps, by data source (`by_source`): first the scorers reading one source
+(the metrics behind anomaly, telemetry, blame, traversal and onset; the changes; the logs;
+past outcomes) into one ranking per source, then those rankings into one. Scorers reading
+the same data are not independent witnesses, so five views of the metrics count once,
+beside one view of the changes, as lines of evidence do for the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .scorers.signal import Signal
+
+__all__ = ["RRF_K", "by_source", "fractional_ranks", "rrf"]
+
+RRF_K = 60.0
+"""Cormack, Clarke and Büttcher (SIGIR 2009); GALA+ fuses its RCA rankings with the same."""
+
+
+def fractional_ranks(scores: Mapping[str, float]) -> dict[str, float]:
+    """1-based ranks, highest score first; ties share the mean of their positions."""
+    order = sorted(scores.items(), key=lambda kv: -kv[1])
+    out: dict[str, float] = {}
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and order[j + 1][1] == order[i][1]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k][0]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def rrf(
+    signals: Mapping[str, Signal], voters: Iterable[str], names: Iterable[str] = ()
+) -> dict[str, float]:
+    """The fused score of every candidate any voter ranked. A candidate among `names` that a
+    voter's data did not reach (`Signal.covered`) gets that voter's mean contribution over
+    the candidates it did reach: unjudged is neither a vote for nor against."""
+    fused: dict[str, float] = {}
+    universe = set(names)
+    for name in voters:
+        sig = signals.get(name)
+        if sig is None or sig.abstained:
+            continue
+        given = {n: 1.0 / (RRF_K + r) for n, r in fractional_ranks(sig.scores).items()}
+        if sig.covered is not None and sig.covered:
+            mean = sum(given.values()) / len(sig.covered)
+            given |= dict.fromkeys(universe - sig.covered, mean)
+        for node, v in given.items():
+            if v > 0:
+                fused[node] = fused.get(node, 0.0) + v
+    return fused
+
+
+def by_source(
+    signals: Mapping[str, Signal],
+    voters: Iterable[str],
+    source_of: Mapping[str, str],
+    names: Iterable[str] = (),
+) -> dict[str, float]:
+    """RRF within each data source, then RRF of the per-source rankings (module docstring);
+    a voter without a declared source is a source of its own."""
+    universe = list(names)
+    groups: dict[str, list[str]] = {}
+    for name in voters:
+        groups.setdefault(source_of.get(name, name), []).append(name)
+    per_source = {
+        source: Signal(source, rrf(signals, members, universe))
+        for source, members in groups.items()
+    }
+    return rrf(per_source, list(per_source))

@@ -1,0 +1,158 @@
+"""Traces as evidence: calls that failed by their logs, and the trace structure of the alert
+window (after GALA+'s STRIX). All read the span source (`Facts.traces`); the fusion counts
+them as one source.
+
+- **failed_calls**: spans carry no status in many tracers, but a log line written inside a
+  span (its trace and span id) says what happened there. A call whose callee span logged an
+  ERROR line failed. The frontier rule of `telemetry` on those failures: a service whose
+  incoming calls fail more than in the baseline while its own outgoing calls do not; a call
+  the baseline never saw gets no verdict.
+- **instability**: p99 / p50 of a service's span durations in the alert window (a service
+  that is sometimes very slow), for services with MIN_SPANS spans.
+- **centrality**: PageRank on the window's call graph x (1 + in-degree) / (1 + out-degree):
+  a service many calls depend on, itself depending on few.
+- **self_time**: a service's total span time x max(0, 1 - (its slowest callee's mean
+  duration / its own mean)): time spent in the service itself, not waiting on callees.
+
+Each abstains without spans in the alert window; failed_calls also without a log line
+that names its span.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from stackgraph.ingest.lanes.telemetry import USER_CLIENT, EdgeStat, Span, stats_from_spans
+
+from ..facts import Facts
+from ..model import Evidence
+from ..series import ERROR_HALF
+from .blame import personalised_pagerank
+from .signal import Signal, votes
+
+MIN_SPANS = 20
+"""A p99 over fewer spans is the slowest one, not a tail."""
+ERROR_LEVELS = ("ERROR", "FATAL")
+
+
+def _failed_ids(facts: Facts) -> set[tuple[str, str]]:
+    return {
+        (line.trace_id, line.span_id)
+        for base, alert in facts.logs.values()
+        for line in (*base, *alert)
+        if line.level in ERROR_LEVELS and line.span_id
+    }
+
+
+def _edge_errors(
+    spans: Sequence[Span], failed: set[tuple[str, str]]
+) -> dict[tuple[str, str], EdgeStat]:
+    marked = [replace(s, error=True) if (s.trace_id, s.span_id) in failed else s for s in spans]
+    stats, _ = stats_from_spans(marked)
+    return {(s.client, s.server): s for s in stats if s.client != USER_CLIENT}
+
+
+def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    base, alert = facts.traces
+    failed = _failed_ids(facts)
+    if not alert:
+        return votes("failed_calls", {}, abstained="no spans in the alert window")
+    if not failed:
+        return votes("failed_calls", {}, abstained="no error line names the span it was in")
+    now, before = _edge_errors(alert, failed), _edge_errors(base, failed)
+    move: dict[tuple[str, str], float] = {}
+    for key, e in now.items():
+        if key not in before:  # no calls to compare with: a failure rate could be usual
+            continue
+        rise = max(0.0, e.error_rate - before[key].error_rate)
+        move[key] = rise / (rise + ERROR_HALF)
+    if not move:
+        return votes("failed_calls", {}, abstained="no call of the alert window in the baseline")
+    into: dict[str, tuple[float, tuple[str, str]]] = {}
+    out_of: dict[str, float] = defaultdict(float)
+    for (c, s), v in move.items():
+        if v > into.get(s, (0.0, ("", "")))[0]:
+            into[s] = (v, (c, s))
+        out_of[c] = max(out_of[c], v)
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for svc, (v, (c, s)) in into.items():
+        scores[svc] = max(0.0, v - out_of[svc])
+        if scores[svc] > 0:
+            e = now[(c, s)]
+            was = f"{100 * before[(c, s)].error_rate:.0f}%"
+            evidence[svc] = (
+                Evidence("failed_calls", f"{c}→{s}: {100 * e.error_rate:.0f}% of "
+                         f"{int(e.trace_count)} calls logged an error in the callee's span "
+                         f"(baseline {was}); its own calls: {out_of[svc]:.2f}", "traces+logs",
+                         round(scores[svc], 4), f"calls:{c}->{s}"),
+            )  # fmt: skip
+    return votes("failed_calls", scores, evidence, covered={s for _, s in move})
+
+
+def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for s in spans:
+        if s.service:
+            out[s.service].append(s.duration_ms)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    durations = _by_service(facts.traces[1])
+    if not durations:
+        return votes("instability", {}, abstained="no spans in the alert window")
+    scores = {
+        svc: float(np.percentile(d, 99) / p50)
+        for svc, d in durations.items()
+        if len(d) >= MIN_SPANS and (p50 := float(np.percentile(d, 50))) > 0
+    }
+    evidence = {svc: (Evidence("instability", f"p99/p50 of its {len(durations[svc])} spans: "
+                               f"{v:.1f}", "traces", round(v, 3), f"spans:{svc}"),)
+                for svc, v in scores.items()}  # fmt: skip
+    return votes("instability", scores, evidence, covered=durations)
+
+
+def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    stats, _ = stats_from_spans(facts.traces[1])
+    calls = [(s.client, s.server) for s in stats if s.client != USER_CLIENT]
+    if not calls:
+        return votes("centrality", {}, abstained="no calls among the alert window's spans")
+    names = sorted({n for c in calls for n in c})
+    idx = {n: i for i, n in enumerate(names)}
+    fan_in: dict[str, int] = defaultdict(int)
+    fan_out: dict[str, int] = defaultdict(int)
+    for c, s in calls:
+        fan_in[s] += 1
+        fan_out[c] += 1
+    pr = personalised_pagerank(names, [(idx[c], idx[s], 1.0) for c, s in calls], None)
+    scores = {n: float(pr[idx[n]]) * (1 + fan_in[n]) / (1 + fan_out[n]) for n in names}
+    evidence = {n: (Evidence("centrality", f"PageRank x (1 + {fan_in[n]} in) / (1 + {fan_out[n]} "
+                             f"out) on the window's call graph: {v:.3f}", "traces",
+                             round(v, 4), f"spans:{n}"),) for n, v in scores.items()}  # fmt: skip
+    return votes("centrality", scores, evidence, covered=names)
+
+
+def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    spans = facts.traces[1]
+    durations = _by_service(spans)
+    if not durations:
+        return votes("self_time", {}, abstained="no spans in the alert window")
+    stats, _ = stats_from_spans(spans)
+    callees: dict[str, list[str]] = defaultdict(list)
+    for s in stats:
+        if s.client != USER_CLIENT:
+            callees[s.client].append(s.server)
+    mean = {svc: float(d.mean()) for svc, d in durations.items()}
+    scores: dict[str, float] = {}
+    for svc, d in durations.items():
+        slowest = max((mean.get(c, 0.0) for c in callees[svc]), default=0.0)
+        scores[svc] = float(d.sum()) * max(0.0, 1.0 - slowest / mean[svc]) if mean[svc] else 0.0
+    evidence = {svc: (Evidence("self_time", f"{v / 1000:.1f} s spent in its own spans, beyond "
+                               "its slowest callee", "traces", round(v, 1), f"spans:{svc}"),)
+                for svc, v in scores.items() if v > 0}  # fmt: skip
+    return votes("self_time", scores, evidence, covered=durations)

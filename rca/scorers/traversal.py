@@ -1,0 +1,73 @@
+"""Traversal from the symptom: walk the call graph callee-wards from the alerting service
+along the calls that moved (their own series left their band: `telemetry.edge_moves`), and
+vote for where the walk stops: services the calls into which moved more than any call they
+make, the frontier where the anomaly starts (scored by the difference, as `telemetry` and
+`blame` score "its own part"). The alerting service itself is the frontier when calls into
+it moved more than any of its own.
+
+Without edge series (nothing probed per edge) the walk follows the services the anomaly
+scorer found out of band instead, each scored by its own anomaly beyond its most anomalous
+dependency. Abstains when nothing moved.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Mapping
+
+from ..facts import Facts
+from ..model import Evidence
+from .signal import Signal, all_nodes, votes
+from .telemetry import edge_moves
+
+
+def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    """Vote for the frontier of what moved, reached from the symptom."""
+    nodes = all_nodes(facts)
+    moved = {k: v for k, v in edge_moves(facts).items() if v > 0 and k[1] in nodes}
+    anomaly = prior.get("anomaly")
+    hot = dict(anomaly.scores) if anomaly else {}
+    children: dict[str, set[str]] = defaultdict(set)
+    strength: dict[str, float] = {}
+    if moved:
+        for (src, dst), v in moved.items():  # calls from `user` move the anchor itself
+            if src in nodes:
+                children[src].add(dst)
+            strength[dst] = max(strength.get(dst, 0.0), v)
+        via_edges = True
+    elif hot:
+        for e in facts.edges:
+            if e.src != e.dst and e.dst in hot and e.dst in nodes:
+                children[e.src].add(e.dst)
+        strength = hot
+        via_edges = False
+    else:
+        return votes("traversal", {}, abstained="no call and no service around it moved")
+    reached: dict[str, tuple[str, ...]] = {facts.anchor: (facts.anchor,)}
+    queue = deque([facts.anchor])
+    while queue:
+        n = queue.popleft()
+        for c in sorted(children[n]):
+            if c not in reached:
+                reached[c] = (*reached[n], c)
+                queue.append(c)
+    scores: dict[str, float] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for n, path in reached.items():
+        below = max((strength.get(c, 0.0) for c in children[n]), default=0.0)
+        if n not in strength or strength[n] <= below:
+            continue
+        scores[n] = strength[n] - below
+        via = " → ".join(path)
+        what = "calls" if via_edges else "services"
+        evidence[n] = (
+            Evidence("traversal", f"where the {what} that moved stop, walking {via}",
+                     "graph", round(strength[n], 4), f"path:{via}"),
+        )  # fmt: skip
+    if not scores:
+        return votes("traversal", {}, abstained="nothing that moved is reached from the anchor")
+    if via_edges:
+        judged = {dst for _, dst in edge_moves(facts)} | {facts.anchor}
+    else:
+        judged = {n for n, p in facts.probes.items() if p}
+    return votes("traversal", scores, evidence, covered=judged)

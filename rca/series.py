@@ -1,0 +1,154 @@
+"""One metric series judged against its baseline, robust to the baselines real systems give.
+
+`assess(probe)` says whether the alert window left the baseline's band (its upper or lower
+half, so one stray point is no change), how large the change is, when its first point
+left the band, and which case applied (the evidence repeats it):
+
+| case | baseline | out of band when | effect |
+|---|---|---|---|
+| `noisy` | spread (MAD > 0) | >= OUT_Z robust units (1.4826·MAD) | relative |
+| `flat` | constant, not zero | the level at least doubles or halves | relative |
+| `from zero` | all zero | anything above zero | errors: their ratio; else a doubling |
+| `short` | fewer than MIN_POINTS points | — (no verdict) | — |
+
+The effect is the symmetric relative change (a - b) / (|a| + |b|) of the alert window's
+upper (or lower) half against the baseline median: scale-free, so series of different
+units and services compare, and bounded by 1, so no degenerate baseline can make it
+explode. A change from
+zero has no scale, so it counts only as much as the least change a flat baseline needs
+(DOUBLING) — except for errors, a ratio with units of its own: errors appearing count by
+how many calls fail (ERROR_HALF, 2%, scores one half). Latency counts only once it doubles
+(a per-window percentile wanders by tens of percent). Latency and errors are judged
+upwards only (a service getting faster or failing less is no symptom); every other kind
+both ways.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .facts import ProbeSeries
+
+__all__ = [
+    "DOUBLING",
+    "ERROR_HALF",
+    "MIN_POINTS",
+    "OUT_Z",
+    "SeriesTest",
+    "assess",
+    "deviations",
+    "out_of_band",
+    "upper_half",
+]
+
+OUT_Z = 3.0
+"""Robust units out of the baseline's band: the customary three-sigma rule, in MAD units."""
+MIN_POINTS = 3
+"""A median and a spread need three points; with fewer the baseline says nothing."""
+DOUBLING = 1.0 / 3.0
+"""The symmetric relative change of a doubling ((2b - b) / (2b + b)) or a halving."""
+ERROR_HALF = 0.02
+"""Errors appearing from none: a 2% failure ratio is half the strongest effect."""
+UPWARD_ONLY = ("latency", "errors")
+
+
+@dataclass(frozen=True)
+class SeriesTest:
+    """The verdict on one series: `effect` > 0 only when it left the band."""
+
+    case: str
+    effect: float = 0.0
+    onset: float | None = None
+    phrase: str = ""
+
+    @property
+    def out(self) -> bool:
+        return self.effect > 0
+
+
+def upper_half(values: Sequence[float]) -> float:
+    """Mean of the larger half: a fault lasting half the window is seen at full size."""
+    v = sorted(values, reverse=True)
+    top = v[: max(1, math.ceil(len(v) / 2))]
+    return float(sum(top) / len(top)) if top else 0.0
+
+
+def _lower_half(values: Sequence[float]) -> float:
+    return -upper_half([-x for x in values])
+
+
+def relative_change(a: float, b: float) -> float:
+    """(a - b) / (|a| + |b|): in [-1, 1], 0 when both are 0."""
+    den = abs(a) + abs(b)
+    return (a - b) / den if den > 0 else 0.0
+
+
+def deviations(baseline: npt.ArrayLike, values: npt.ArrayLike) -> np.ndarray:
+    """Each value's signed distance from the baseline median in robust units (1.4826·MAD);
+    +-inf for any move off a baseline without spread, 0 for none."""
+    b = np.asarray(baseline, dtype=float)
+    a = np.asarray(values, dtype=float)
+    med = float(np.median(b))
+    mad = 1.4826 * float(np.median(np.abs(b - med)))
+    if mad > 0:
+        return np.asarray((a - med) / mad)
+    diff = a - med
+    return np.asarray(np.where(diff > 0, np.inf, np.where(diff < 0, -np.inf, 0.0)))
+
+
+def out_of_band(baseline: npt.ArrayLike, values: npt.ArrayLike, kind: str) -> np.ndarray:
+    """Which values lie out of the baseline's band, in the kind's bad direction(s)."""
+    b = np.asarray(baseline, dtype=float)
+    a = np.asarray(values, dtype=float)
+    med = float(np.median(b))
+    dev = deviations(b, a)
+    spread = bool(np.median(np.abs(b - med)) > 0)
+    if spread:
+        up, down = dev >= OUT_Z, dev <= -OUT_Z
+    elif med == 0:
+        up, down = a > 0, a < 0
+    else:  # flat: at least double or half the level
+        up = np.array([relative_change(x, med) >= DOUBLING for x in a], dtype=bool)
+        down = np.array([relative_change(x, med) <= -DOUBLING for x in a], dtype=bool)
+    if kind == "latency":  # a percentile wanders: only a doubling is a move
+        up &= np.array([relative_change(x, med) >= DOUBLING for x in a], dtype=bool)
+    return np.asarray(up if kind in UPWARD_ONLY else up | down)
+
+
+def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> SeriesTest:
+    """The verdict on one probed series (see the module docstring)."""
+    base, alert = probe.baseline, probe.alert
+    if len(base) < MIN_POINTS:
+        return SeriesTest("short", phrase=f"{probe.kind} {probe.name}: baseline of {len(base)}")
+    if not alert:
+        return SeriesTest("short", phrase=f"{probe.kind} {probe.name}: no alert points")
+    med = float(np.median(base))
+    spread = float(np.median(np.abs(np.asarray(base) - med))) > 0
+    case = "noisy" if spread else ("from zero" if med == 0 else "flat")
+    hi, lo = upper_half(alert), _lower_half(alert)
+    summary = out_of_band(base, [hi, lo], probe.kind)  # the window's halves, not one point
+    up = relative_change(hi, med) if summary[0] else 0.0
+    down = -relative_change(lo, med) if summary[1] and probe.kind not in UPWARD_ONLY else 0.0
+    effect = max(up, down)
+    if effect > 0 and case == "from zero":
+        effect = hi / (hi + ERROR_HALF) if probe.kind == "errors" else DOUBLING
+    if effect <= 0:
+        return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: in band ({case})")
+    out = out_of_band(base, alert, probe.kind)
+    if not out.any():  # the halves left the band only together: the crossing is their span
+        out = np.ones(len(alert), dtype=bool)
+    first = int(np.nonzero(out)[0][0])
+    if len(probe.alert_times) == len(alert):
+        onset: float | None = float(probe.alert_times[first])
+    elif window is not None:
+        onset = window[0] + first * (window[1] - window[0]) / len(alert)
+    else:
+        onset = None
+    level = hi if up >= down else lo
+    phrase = f"{probe.kind} {probe.name}: {med:.4g} → {level:.4g} ({case}, change {effect:.2f})"
+    return SeriesTest(case, round(effect, 4), onset, phrase)

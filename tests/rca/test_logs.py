@@ -1,0 +1,109 @@
+"""Logs as evidence: the file and Loki sources, and the `logs` scorer's two tests."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from sgtest import serve_http
+
+from stackgraph.errors import ConfigError, InputError, SourceUnavailable
+from stackgraph.eval.promserver import free_port
+from stackgraph.rca.facts import Facts, Windows
+from stackgraph.rca.model import LogLine
+from stackgraph.rca.scorers.logs import logs, new_template_lines, surprise
+from stackgraph.rca.sources import FileLogs, LokiLogs
+from stackgraph.rca.sources.logs import level_of
+
+T0 = 1_674_981_700.0
+NEZHA_LOG = (
+    "Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\n"
+    "2023-01-29T08:43:17Z,1674981797121704441,n,ts-contacts-service-866bd68c97-xcqfx,server,"
+    'tr1,sp1,"{""log"":""16:43:17.120 ERROR  c.s.ContactsServiceImpl#37 No contacts\\n"",'
+    '""stream"":""stdout""}"\n'
+    "2023-01-29T08:43:18Z,1674981798000000000,n,ts-contacts-service-866bd68c97-xcqfx,server,"
+    'tr2,sp2,"{""log"":""16:43:18.000 INFO  c.s.ContactsServiceImpl#29 found 3\\n""}"\n'
+)
+
+
+def test_file_logs_read_nezha_csv_and_logcli_jsonl(tmp_path: Path) -> None:
+    (tmp_path / "08_44_log.csv.gz").write_bytes(gzip.compress(NEZHA_LOG.encode()))
+    jsonl = {"timestamp": "2026-01-01T00:00:05.123456789Z", "line": "WARNING disk 91%",
+             "labels": {"service_name": "db", "trace_id": "t", "span_id": "s"}}  # fmt: skip
+    (tmp_path / "more.jsonl").write_text(json.dumps(jsonl) + "\n")
+    source = FileLogs(tmp_path)
+    lines = source.lines("ts-contacts-service", 0, 2e9)
+    assert [(x.level, x.trace_id, x.span_id) for x in lines] == [
+        ("ERROR", "tr1", "sp1"), ("INFO", "tr2", "sp2")
+    ]  # fmt: skip
+    assert lines[0].text.startswith("16:43:17.120 ERROR") and lines[0].t == pytest.approx(
+        1674981797.1217
+    )
+    assert source.lines("ts-contacts-service", 1674981797.5, 2e9) == [lines[1]]
+    (db,) = source.lines("db", 0, 2e9)
+    assert db.level == "WARN" and db.t == pytest.approx(1767225605.123456)
+    assert source.lines("nobody", 0, 2e9) == []
+    (tmp_path / "bad.jsonl").write_text('{"line": "no time"}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
+        FileLogs(tmp_path)
+    with pytest.raises(InputError, match="does not exist"):
+        FileLogs(tmp_path / "missing")
+
+
+def test_loki_logs_speak_the_query_range_api() -> None:
+    asked: list[dict[str, list[str]]] = []
+
+    def answer(path: str) -> tuple[int, object]:
+        url = urlparse(path)
+        assert url.path == "/loki/api/v1/query_range"
+        asked.append(parse_qs(url.query))
+        return 200, {"status": "success", "data": {"resultType": "streams", "result": [
+            {"stream": {"service_name": "checkout", "trace_id": "t9"},
+             "values": [["1767225602000000000", "level=error msg=boom"],
+                        ["1767225601000000000", "INFO ok"]]}]}}  # fmt: skip
+
+    with serve_http(answer) as url:
+        lines = LokiLogs(url).lines("checkout", 1767225600, 1767225660)
+    assert [x.level for x in lines] == ["INFO", "ERROR"]
+    assert lines[1].trace_id == "t9" and lines[0].t == 1767225601.0
+    assert asked[0]["query"] == ['{service_name="checkout"}']
+    assert asked[0]["direction"] == ["forward"]
+    with pytest.raises(ConfigError, match="<<service>>"):
+        LokiLogs("http://x", selector='{app="x"}')
+    with pytest.raises(SourceUnavailable, match=r"Loki at .* is unreachable"):
+        LokiLogs(f"http://127.0.0.1:{free_port()}").lines("checkout", 0, 1)
+
+
+def test_levels() -> None:
+    assert level_of("16:43:17.120 ERROR c.s.X") == "ERROR"
+    assert level_of("[WARNING] slow") == "WARN"
+    assert level_of("all good") == ""
+    assert level_of('{"level":"warning","msg":"x"}') == "WARN"
+    assert level_of("ts=1 lvl=err msg=boom") == "ERROR"
+
+
+def _line(t: float, text: str, level: str = "INFO") -> LogLine:
+    return LogLine(t, "svc", level, text)
+
+
+def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> None:
+    base = tuple(_line(T0 - 600 + i, f"served request {i} in {i % 7} ms") for i in range(300))
+    burst = tuple(_line(T0 + i, "db timeout after 30 s", "ERROR") for i in range(12))
+    quiet = tuple(_line(T0 + i, f"served request {i} in 3 ms") for i in range(60))
+    facts = Facts(anchor="a", windows=Windows((T0, T0 + 120), (T0 - 600, T0)),
+                  logs={"bad": (base, burst + quiet), "fine": (base, quiet)})  # fmt: skip
+    sig = logs(facts, {})
+    assert set(sig.scores) == {"bad"} and sig.scores["bad"] > 10
+    assert any("templates the baseline never showed" in e.summary for e in sig.evidence["bad"])
+    assert len(new_template_lines(base, burst + quiet)) == 12
+    assert logs(Facts(anchor="a", windows=facts.windows), {}).abstained
+
+
+def test_surprise_is_a_poisson_tail() -> None:
+    assert surprise(0, 5, 60, 600) == 0.0
+    assert surprise(1, 10, 60, 600) < 1  # one error where one a minute is usual
+    assert surprise(10, 0, 60, 600) > 15  # ten where none were in ten minutes
+    assert surprise(10, 0, 60, 600) > surprise(10, 5, 60, 600)

@@ -1,0 +1,62 @@
+"""Traces as evidence: the span file source, calls failed by their logs, trace structure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stackgraph.eval.lane_files import write_spans
+from stackgraph.ingest.lanes.telemetry import Span
+from stackgraph.rca.facts import Facts, Windows
+from stackgraph.rca.model import LogLine
+from stackgraph.rca.scorers.traces import centrality, failed_calls, instability, self_time
+from stackgraph.rca.sources import FileSpans
+
+T0 = 1_700_000_000.0
+WIN = Windows((T0, T0 + 120), (T0 - 600, T0))
+
+
+def _trace(n: int, t: float, db_ms: float = 10.0) -> list[Span]:
+    """web → api → db, kind-less, as the Nezha tracers record them."""
+    tid = f"t{n}"
+    return [
+        Span(tid, "w", "", "web", "", 40.0 + db_ms, t),
+        Span(tid, "a", "w", "api", "", 30.0 + db_ms, t),
+        Span(tid, "d", "a", "db", "", db_ms, t),
+    ]
+
+
+def _spans(start: float, n: int, db_ms: float = 10.0) -> tuple[Span, ...]:
+    return tuple(s for i in range(n) for s in _trace(int(start) + i, start + i, db_ms))
+
+
+def test_file_spans_serve_a_window(tmp_path: Path) -> None:
+    assert write_spans(tmp_path / "s.csv", _spans(T0, 30)) == 90
+    source = FileSpans(tmp_path)
+    got = source.spans(T0 + 10, T0 + 19)
+    assert len(got) == 30 and {s.service for s in got} == {"web", "api", "db"}
+    assert got[0].parent_id in ("", "w", "a")
+
+
+def test_calls_fail_by_the_error_lines_their_spans_logged() -> None:
+    alert = _spans(T0, 30)
+    errors = tuple(LogLine(T0 + i, "db", "ERROR", "boom", f"t{int(T0) + i}", "d")
+                   for i in range(0, 30, 2))  # fmt: skip
+    facts = Facts(anchor="web", windows=WIN, traces=(_spans(T0 - 300, 30), alert),
+                  logs={"db": ((), errors)})  # fmt: skip
+    sig = failed_calls(facts, {})
+    assert set(sig.scores) == {"db"}  # api's calls into db fail; nothing db calls does
+    assert "50% of 30 calls logged an error" in sig.evidence["db"][0].summary
+    quiet = Facts(anchor="web", windows=WIN, traces=((), alert))
+    assert failed_calls(quiet, {}).abstained == "no error line names the span it was in"
+
+
+def test_trace_structure_scores() -> None:
+    slow = tuple(s for i in range(40) for s in _trace(i, T0 + i, 1000.0 if i % 10 == 0 else 10))
+    facts = Facts(anchor="web", windows=WIN, traces=((), slow))
+    unstable = instability(facts, {}).scores
+    assert max(unstable, key=lambda k: unstable[k]) == "db"
+    central = centrality(facts, {}).scores
+    assert central["db"] > central["web"]  # depended on, depending on nothing
+    own = self_time(facts, {}).scores
+    assert set(own) == {"web", "api", "db"} and own["db"] > own["web"]
+    assert instability(Facts(anchor="web", windows=WIN), {}).abstained
