@@ -100,9 +100,7 @@ class GraphReader:
         self._graph = FalkorDB(connection_pool=conn.connection_pool).select_graph(graph)
 
     @contextlib.contextmanager
-    def translate(self, what: str) -> Iterator[None]:
-        """Redis errors as `StoreError`s naming the server; also used by the API's incident
-        queue and records, which live in the same Redis."""
+    def _translate(self, what: str) -> Iterator[None]:
         try:
             yield
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
@@ -111,7 +109,7 @@ class GraphReader:
             raise StoreError(f"{what} failed on graph {self.graph_name!r}: {exc}") from exc
 
     def exists(self) -> bool:
-        with self.translate("graph lookup"):
+        with self._translate("graph lookup"):
             return bool(self._conn.exists(self.graph_name)) and (
                 self._conn.type(self.graph_name) == "graphdata"
             )
@@ -121,7 +119,7 @@ class GraphReader:
         graph) reads as empty. One round trip: the absence is FalkorDB's error, not a
         separate lookup; a read that timed out or lost its connection is sent once more."""
         text = params_header(params or {}) + query
-        with self.translate("read query"):
+        with self._translate("read query"):
             for attempt in range(READ_RETRIES + 1):
                 try:
                     result = self._graph.ro_query(text, timeout=self.timeout_ms)
@@ -197,6 +195,11 @@ class GraphStore(GraphReader):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def translate(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """Redis errors as `StoreError`s naming the server, for the API's incident queue and
+        records, which live in the same Redis (not on the lanes' read-only port)."""
+        return self._translate(what)
+
     def reader(self) -> GraphReader:
         """The read-only port on this graph (what lanes get)."""
         return GraphReader(self.conn, self.graph_name, self.where, self.timeout_ms)
@@ -206,13 +209,13 @@ class GraphStore(GraphReader):
     ) -> list[dict[str, Any]]:
         """Run a write template while `lease` is held (the single writer's)."""
         lease.check()
-        with self.translate("write query"):
+        with self._translate("write query"):
             result = self._graph.query(params_header(params or {}) + query, timeout=self.timeout_ms)
         return _rows(result)
 
     def drop(self, *, lease: Lease) -> None:
         """Drop this graph key only, while `lease` is held; other keys are untouched."""
         lease.check()
-        with self.translate("graph delete"):
+        with self._translate("graph delete"):
             if self.exists():
                 self._graph.delete()
