@@ -68,7 +68,6 @@ SOURCES: Mapping[str, str] = MappingProxyType({
     "logs": "logs",
     "failed_calls": "traces",
     "instability": "traces",
-    "centrality": "traces",
     "self_time": "traces",
 })  # fmt: skip
 """The data each voter reads: the metrics source's series and Tempo's graph, the change
@@ -83,7 +82,7 @@ class Playbook:
     name: str
     generators: tuple[str, ...]
     scorers: tuple[str, ...]
-    priors: tuple[str, ...] = ("topology",)
+    priors: tuple[str, ...] = ("topology", "centrality")
     sources: Mapping[str, str] = field(default_factory=lambda: dict(SOURCES))
     """Scorer → the data source it reads; the fusion counts each source once (`by_source`)."""
     alert_span_s: float = 600.0

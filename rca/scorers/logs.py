@@ -7,8 +7,12 @@ Per candidate, over its own log lines (`Facts.logs`):
   rate scaled to the alert window (the baseline count plus one half, Jeffreys' estimate,
   so a baseline without a single error line still gives a finite rate);
 - **new templates**: lines whose template (drain3, mined on the baseline's lines with the
-  library's defaults) the baseline never showed, tested the same way against a baseline
-  count of zero; judged only when the baseline has MIN_BASELINE_LINES lines to mine.
+  library's defaults) the baseline never showed. Some are new in any window (a baseline is
+  a sample of what a service logs), so the usual rate of them is measured, not assumed:
+  the baseline's second half against templates mined on its first half (a held-out
+  estimate; it sees less than the full baseline, so it errs toward "usual"). The alert
+  window's count is tested against that rate as above; judged only when the baseline has
+  MIN_BASELINE_LINES lines to mine.
 
 The vote is the larger surprise, -log10 of the tail probability. A candidate without a
 line in the baseline window gets no verdict (a burst is only a burst against something);
@@ -78,9 +82,13 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                              f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
         if len(base) >= MIN_BASELINE_LINES:
             new = new_template_lines(base, alert)
-            s = surprise(len(new), 0, span_a, span_b)
+            mid = b0 + span_b / 2
+            usual = new_template_lines([x for x in base if x.t < mid],
+                                       [x for x in base if x.t >= mid])  # fmt: skip
+            s = surprise(len(new), len(usual), span_a, span_b / 2)
             if s >= -math.log10(OUT_P):
-                found.append((s, f"{len(new)} line(s) of templates the baseline never showed, "
+                found.append((s, f"{len(new)} line(s) of templates the baseline never showed "
+                                 f"(its second half: {len(usual)} new to its first), "
                                  f"e.g. {new[0].text[:120]!r}: surprise {s:.1f}"))  # fmt: skip
         if found:
             best = max(found)

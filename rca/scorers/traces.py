@@ -7,15 +7,21 @@ them as one source.
   ERROR line failed. The frontier rule of `telemetry` on those failures: a service whose
   incoming calls fail more than in the baseline while its own outgoing calls do not; a call
   the baseline never saw gets no verdict.
-- **instability**: p99 / p50 of a service's span durations in the alert window (a service
-  that is sometimes very slow), for services with MIN_SPANS spans.
+- **instability**: p99 / p50 of a service's span durations (a service that is sometimes very
+  slow), for services with MIN_SPANS spans in both windows.
+- **self_time**: a service's mean span duration x max(0, 1 - (its slowest callee's mean
+  duration / its own mean)): time per call spent in the service itself, not waiting on
+  callees (STRIX weighs it by traffic; a change test compares per call, so a window's
+  length or load does not move it).
 - **centrality**: PageRank on the window's call graph x (1 + in-degree) / (1 + out-degree):
-  a service many calls depend on, itself depending on few.
-- **self_time**: a service's total span time x max(0, 1 - (its slowest callee's mean
-  duration / its own mean)): time spent in the service itself, not waiting on callees.
+  a service many calls depend on, itself depending on few. Structure, not change: a prior
+  that breaks ties (like `topology`), no vote.
 
-Each abstains without spans in the alert window; failed_calls also without a log line
-that names its span.
+Instability and self time are levels, and a level is no evidence of a fault (the rule of
+`telemetry`): each votes by its rise from the baseline window to the alert window
+(`relative_change`), counted like latency, once it doubles (`DOUBLING`; a rise from zero
+counts as one); a service without spans in the baseline gets no verdict. Each abstains
+without spans in the alert window; failed_calls also without a log line that names its span.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from stackgraph.ingest.lanes.telemetry import USER_CLIENT, EdgeStat, Span, stats
 
 from ..facts import Facts
 from ..model import Evidence
-from ..series import ERROR_HALF
+from ..series import DOUBLING, ERROR_HALF, relative_change
 from .blame import personalised_pagerank
 from .signal import Signal, votes
 
@@ -102,19 +108,37 @@ def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    durations = _by_service(facts.traces[1])
-    if not durations:
-        return votes("instability", {}, abstained="no spans in the alert window")
-    scores = {
-        svc: float(np.percentile(d, 99) / p50)
-        for svc, d in durations.items()
+def _rise(now: float, before: float) -> float:
+    """A rise from zero has no scale: it counts as the least rise that counts (`rca.series`)."""
+    if before <= 0:
+        return DOUBLING if now > 0 else 0.0
+    change = relative_change(now, before)
+    return change if change >= DOUBLING else 0.0
+
+
+def _instability(spans: Sequence[Span]) -> dict[str, tuple[float, int]]:
+    return {
+        svc: (float(np.percentile(d, 99)) / p50, len(d))
+        for svc, d in _by_service(spans).items()
         if len(d) >= MIN_SPANS and (p50 := float(np.percentile(d, 50))) > 0
     }
-    evidence = {svc: (Evidence("instability", f"p99/p50 of its {len(durations[svc])} spans: "
-                               f"{v:.1f}", "traces", round(v, 3), f"spans:{svc}"),)
-                for svc, v in scores.items()}  # fmt: skip
-    return votes("instability", scores, evidence, covered=durations)
+
+
+def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    base, alert = facts.traces
+    if not alert:
+        return votes("instability", {}, abstained="no spans in the alert window")
+    now, before = _instability(alert), _instability(base)
+    judged = [svc for svc in now if svc in before]
+    if not judged:
+        return votes("instability", {}, abstained=f"no service with {MIN_SPANS} spans in both "
+                     "windows")  # fmt: skip
+    scores = {svc: _rise(now[svc][0], before[svc][0]) for svc in judged}
+    evidence = {svc: (Evidence("instability", f"p99/p50 of its {now[svc][1]} spans: "
+                               f"{now[svc][0]:.1f}, baseline {before[svc][0]:.1f}", "traces",
+                               round(v, 3), f"spans:{svc}"),)
+                for svc, v in scores.items() if v > 0}  # fmt: skip
+    return votes("instability", scores, evidence, covered=judged)
 
 
 def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -137,22 +161,33 @@ def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     return votes("centrality", scores, evidence, covered=names)
 
 
-def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    spans = facts.traces[1]
+def _self_time(spans: Sequence[Span]) -> dict[str, float]:
+    """Milliseconds per call each service spends in its own spans, beyond its slowest callee."""
     durations = _by_service(spans)
-    if not durations:
-        return votes("self_time", {}, abstained="no spans in the alert window")
     stats, _ = stats_from_spans(spans)
     callees: dict[str, list[str]] = defaultdict(list)
     for s in stats:
         if s.client != USER_CLIENT:
             callees[s.client].append(s.server)
     mean = {svc: float(d.mean()) for svc, d in durations.items()}
-    scores: dict[str, float] = {}
-    for svc, d in durations.items():
+    out: dict[str, float] = {}
+    for svc, m in mean.items():
         slowest = max((mean.get(c, 0.0) for c in callees[svc]), default=0.0)
-        scores[svc] = float(d.sum()) * max(0.0, 1.0 - slowest / mean[svc]) if mean[svc] else 0.0
-    evidence = {svc: (Evidence("self_time", f"{v / 1000:.1f} s spent in its own spans, beyond "
-                               "its slowest callee", "traces", round(v, 1), f"spans:{svc}"),)
+        out[svc] = m * max(0.0, 1.0 - slowest / m) if m else 0.0
+    return out
+
+
+def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
+    base, alert = facts.traces
+    if not alert:
+        return votes("self_time", {}, abstained="no spans in the alert window")
+    now, before = _self_time(alert), _self_time(base)
+    judged = [svc for svc in now if svc in before]
+    if not judged:
+        return votes("self_time", {}, abstained="no service with spans in both windows")
+    scores = {svc: _rise(now[svc], before[svc]) for svc in judged}
+    evidence = {svc: (Evidence("self_time", f"{now[svc]:.1f} ms per call in its own spans beyond "
+                               f"its slowest callee, baseline {before[svc]:.1f} ms", "traces",
+                               round(v, 3), f"spans:{svc}"),)
                 for svc, v in scores.items() if v > 0}  # fmt: skip
-    return votes("self_time", scores, evidence, covered=durations)
+    return votes("self_time", scores, evidence, covered=judged)
