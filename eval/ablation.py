@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from stackgraph.rca import DEFAULT, Plan, Playbook
 from stackgraph.rca.fusion import by_source, rrf
+from stackgraph.rca.pipeline import ranked
 from stackgraph.rca.scorers import Signal
 
 __all__ = ["ablations"]
@@ -24,11 +25,9 @@ def _ranking(
     names = [c.service for c in plan.candidates]
     fused = by_source(signals, voters, playbook.sources, names)
     views = rrf(signals, voters, names)
-    prior = playbook.priors[0] if playbook.priors else ""
-    tie = {c.service: c.signals.get(prior, 0.0) for c in plan.candidates}
-    ranked = sorted((s for s in services if s in fused),
-                    key=lambda s: (-fused[s], -views.get(s, 0.0), -tie.get(s, 0.0), s))  # fmt: skip
-    return ranked + sorted(s for s in services if s not in fused)
+    priors = [{c.service: c.signals.get(p, 0.0) for c in plan.candidates} for p in playbook.priors]
+    order = ranked(names, fused, views, priors)  # the plan's own rule, outside services after
+    return order + sorted(s for s in services if s not in set(names))
 
 
 def ablations(

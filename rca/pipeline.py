@@ -12,7 +12,7 @@ for everyone. Compose another one from the same parts with `Playbook(...)` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -181,12 +181,22 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
                 position=node.position,
             )
         )
-    prior = [signals[p].scores for p in playbook.priors]
-    out.sort(
-        key=lambda c: (-fused.get(c.service, 0.0), -views.get(c.service, 0.0),
-                       *(-p.get(c.service, 0.0) for p in prior), c.service)
-    )  # fmt: skip
+    order = ranked(list(nodes), fused, views, [signals[p].scores for p in playbook.priors])
+    at = {name: i for i, name in enumerate(order)}
+    out.sort(key=lambda c: at[c.service])
     return out
+
+
+def ranked(
+    names: Sequence[str],
+    fused: Mapping[str, float],
+    views: Mapping[str, float],
+    priors: Sequence[Mapping[str, float]],
+) -> list[str]:
+    """The plan's order: fused score, then how many views agree (flat RRF), then each prior
+    in turn, then the name."""
+    return sorted(names, key=lambda n: (-fused.get(n, 0.0), -views.get(n, 0.0),
+                                        *(-p.get(n, 0.0) for p in priors), n))  # fmt: skip
 
 
 def abstentions(signals: Mapping[str, Signal]) -> tuple[str, ...]:

@@ -181,7 +181,7 @@ def test_ablation_refuses_the_same_votes_without_each_scorer() -> None:
     plan = Plan("web", [cand("db", anomaly=0.9, onset=1.0), cand("api", anomaly=0.5, blame=0.4),
                         cand("web", blame=0.9, onset=2.0)])  # fmt: skip
     got = ablations(plan, ["api", "cache", "db", "web"])
-    assert got["anomaly alone"] == ["db", "api", "cache", "web"]
+    assert got["anomaly alone"] == ["db", "api", "web", "cache"]  # outside the plan: last
     assert got["onset alone"] == ["web", "db", "api", "cache"]
     assert got["stackgraph-blame"][:2] == ["db", "web"]  # anomaly + onset
     assert got["stackgraph-onset"][0] == "api"  # anomaly + blame
