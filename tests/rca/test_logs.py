@@ -102,6 +102,19 @@ def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> Non
     assert logs(Facts(anchor="a", windows=facts.windows), {}).abstained
 
 
+def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
+    """A service that always logs never-seen lines (one-off messages): its baseline's second
+    half holds as many new ones as the alert window, so they are no burst."""
+    def one_off(i: int) -> str:  # a different length: a template of its own
+        return "step " + " ".join(["go"] * (i + 1))
+
+    chatty = tuple(_line(T0 - 600 + 10 * i, one_off(i)) for i in range(60))
+    fresh = tuple(_line(T0 + 10 * i, one_off(100 + i)) for i in range(12))
+    windows = Windows((T0, T0 + 120), (T0 - 600, T0))
+    sig = logs(Facts(anchor="a", windows=windows, logs={"chatty": (chatty, fresh)}), {})
+    assert len(new_template_lines(chatty, fresh)) > 0 and sig.scores == {}
+
+
 def test_surprise_is_a_poisson_tail() -> None:
     assert surprise(0, 5, 60, 600) == 0.0
     assert surprise(1, 10, 60, 600) < 1  # one error where one a minute is usual
