@@ -105,6 +105,7 @@ def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> Non
 def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
     """A service that always logs never-seen lines (one-off messages): its baseline's second
     half holds as many new ones as the alert window, so they are no burst."""
+
     def one_off(i: int) -> str:  # a different length: a template of its own
         return "step " + " ".join(["go"] * (i + 1))
 
