@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Debian packages the integration tests talk to (real Prometheus and Alertmanager).
+# Debian packages the integration tests talk to (real Prometheus and Alertmanager) and the
+# browser the web UI tests drive (chromium, through Playwright).
 # Installed when missing and we are root; otherwise the tests say what is missing.
 set -euo pipefail
 need=()
@@ -7,6 +8,7 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
 command -v amtool >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   mapfile -t pkgs < <(printf '%s\n' "${need[@]}" | sort -u)

@@ -107,3 +107,6 @@ def run_demo(settings: Settings, examples: Path, console: Console) -> None:
             step(ctx)
             console.print(f"[dim]({name}: {time.monotonic() - t0:.1f} s)[/dim]")
     console.rule(f"[bold]demo done in {time.monotonic() - started:.1f} s", style="dim")
+    from .api.demo_step import show_ui_url
+
+    show_ui_url(ctx)  # last, so the demo ends with the URL

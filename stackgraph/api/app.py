@@ -168,6 +168,9 @@ def create_app(
         app.include_router(router)
     if not public:
         app.include_router(docs_router(app))
+    from stackgraph.web.routes import router as ui_router  # the UI reuses these routers
+
+    app.include_router(ui_router)
     return app
 
 

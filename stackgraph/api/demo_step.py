@@ -10,29 +10,24 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import uvicorn
 from rich.table import Table
 
 from stackgraph.rca.agent import Agent, AgentConfig
 
 from .app import create_app
+from .threaded import serve_in_thread
+
+UI_BASE = "http://127.0.0.1:8080"
+"""Where `stackgraph serve` listens by default."""
 
 if TYPE_CHECKING:
     from stackgraph.config import Settings
     from stackgraph.demo import DemoContext
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _with_repos(ctx: DemoContext) -> Settings:
@@ -49,31 +44,35 @@ def serve_and_investigate(ctx: DemoContext) -> None:
     token = secrets.token_urlsafe(16)
     settings = _with_repos(ctx)
     app = create_app(settings, store=ctx.store, agent=Agent(AgentConfig()), token=token)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {token}"}
+    with serve_in_thread(app) as url:
+        auth = {"Authorization": f"Bearer {token}"}
         alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
         payload = json.loads(alert_file.read_text(encoding="utf-8"))
         r = httpx.post(f"{url}/api/v1/alerts", json=payload, headers=auth, timeout=10)
         ctx.console.print(f"POST /api/v1/alerts ({alert_file.name}) → {r.status_code} {r.json()}")
         fp = payload["alerts"][0]["fingerprint"]
         detail: dict[str, Any] = {}
-        while time.monotonic() < deadline + 60:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
             detail = httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth, timeout=10).json()
             if detail.get("state") in ("done", "failed"):
                 break
             time.sleep(0.1)
         _show(ctx, detail)
         ctx.results["incident"] = detail
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+
+
+def show_ui_url(ctx: DemoContext) -> None:
+    """Where to look at the demo incident: the records live in the data dir's FalkorDB, so
+    `stackgraph serve` on the same data dir shows it under /ui."""
+    detail = ctx.results.get("incident") or {}
+    fp = detail.get("fingerprint")
+    if not fp:
+        ctx.console.print("no demo incident to show in the web UI")
+        return
+    ctx.console.print("see it in the web UI (log in with the token):", markup=False)
+    ctx.console.print("  STACKGRAPH_API_TOKEN=... .venv/bin/stackgraph serve", markup=False)
+    ctx.console.print(f"  {UI_BASE}/ui/incidents/{fp}", markup=False, highlight=False)
 
 
 def _show(ctx: DemoContext, detail: dict[str, Any]) -> None:

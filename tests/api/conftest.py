@@ -9,12 +9,13 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from kube_apiserver import FakeKube, kube_list, serve_kube
 
@@ -116,6 +117,22 @@ def firing(fingerprint: str = "fp-checkout-1", status: str = "firing") -> dict[s
     for alert in body["alerts"]:
         alert.update(fingerprint=fingerprint, status=status, startsAt=now)
     return body
+
+
+def incident(
+    api_url: str, token: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60
+) -> dict[str, Any]:
+    """The first incident the API lists whose detail matches, waiting for it to arrive."""
+    auth = {"Authorization": f"Bearer {token}"}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for item in httpx.get(f"{api_url}/api/v1/incidents", headers=auth).json():
+            detail = httpx.get(f"{api_url}/api/v1/incidents/{item['fingerprint']}",
+                               headers=auth).json()  # fmt: skip
+            if predicate(detail):
+                return dict(detail)
+        time.sleep(0.2)
+    raise AssertionError("no matching incident arrived")
 
 
 # -- a scripted model over HTTP -------------------------------------------------------

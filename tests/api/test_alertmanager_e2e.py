@@ -5,37 +5,28 @@ plan, evidence and write-back in FalkorDB, and as an episode of the incident mem
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from kube_apiserver import FakeKube
 from sgtest import require
 
 from stackgraph.api import create_app
+from stackgraph.api.threaded import free_port, serve_in_thread
 from stackgraph.config import Settings
 from stackgraph.memory import current_version
 from stackgraph.rca.agent import ToolContext
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.store import GraphStore
 
-from .conftest import kube_args, payment_plan
+from .conftest import incident, kube_args, payment_plan
 
 TOKEN = "e2e-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -48,17 +39,8 @@ def api_url(
 
     app = create_app(settings, store=platform, plan_fn=payment_plan, context_fn=context,
                      token=TOKEN)  # fmt: skip
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "stackgraph serve did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(app) as url:
+        yield url
 
 
 @pytest.fixture
@@ -108,19 +90,6 @@ receivers:
         log.close()
 
 
-def incident(api_url: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:
-    auth = {"Authorization": f"Bearer {TOKEN}"}
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for item in httpx.get(f"{api_url}/api/v1/incidents", headers=auth).json():
-            detail = httpx.get(f"{api_url}/api/v1/incidents/{item['fingerprint']}",
-                               headers=auth).json()  # fmt: skip
-            if predicate(detail):
-                return dict(detail)
-        time.sleep(0.2)
-    raise AssertionError("no matching incident arrived")
-
-
 def test_alertmanager_webhook_end_to_end(
     alertmanager: str, api_url: str, platform: GraphStore
 ) -> None:
@@ -128,7 +97,7 @@ def test_alertmanager_webhook_end_to_end(
     body = [{"labels": labels, "annotations": {"summary": "checkout 5xx > 5%"},
              "generatorURL": "http://prometheus/graph"}]  # fmt: skip
     assert httpx.post(f"{alertmanager}/api/v2/alerts", json=body).status_code == 200
-    done = incident(api_url, lambda d: d["state"] == "done")
+    done = incident(api_url, TOKEN, lambda d: d["state"] == "done")
     fp = done["fingerprint"]
     assert done["symptom"] == "checkout" and done["plan"]["anchor"] == "checkout"
     assert done["conclusion"] == "payment" and done["root_cause"] == "payment"
@@ -151,5 +120,6 @@ def test_alertmanager_webhook_end_to_end(
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     body[0]["endsAt"] = now
     assert httpx.post(f"{alertmanager}/api/v2/alerts", json=body).status_code == 200
-    closed = incident(api_url, lambda d: d["fingerprint"] == fp and d["status"] == "resolved")
+    closed = incident(api_url, TOKEN,
+                      lambda d: d["fingerprint"] == fp and d["status"] == "resolved")  # fmt: skip
     assert closed["resolved_at"] is not None

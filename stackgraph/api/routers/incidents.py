@@ -8,8 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Query, Response, status
 
 from stackgraph.errors import InputError, LeaseHeldError, StoreError
+from stackgraph.web import BlameGraph, graph_for
 
-from ..deps import Authed, ServiceDep
+from ..deps import Authed, ReaderDep, ServiceDep
 from ..schemas import FeedbackRequest, IncidentDetail, IncidentSummary, Problem
 from ..service import UnknownIncident
 from ..views import detail_view, summary_view
@@ -52,6 +53,22 @@ def get_incident(fingerprint: Fingerprint, service: ServiceDep) -> IncidentDetai
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
     except StoreError as exc:
         raise busy(exc) from exc
+
+
+@router.get("/{fingerprint}/graph", responses={**NOT_FOUND, **BUSY})
+def get_incident_graph(
+    fingerprint: Fingerprint, service: ServiceDep, reader: ReaderDep
+) -> BlameGraph:
+    """The blame subgraph the web UI draws: the symptom, the candidates and the plan's paths
+    between them (node size from the plan score, colour from the hypothesis state, edges
+    with error rate, p95, source and status, laid out in layers from the symptom)."""
+    try:
+        detail = detail_view(service.get(fingerprint))
+    except UnknownIncident as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except StoreError as exc:
+        raise busy(exc) from exc
+    return graph_for(reader, detail)[0]
 
 
 @router.post("/{fingerprint}/feedback", responses={**UNKNOWN, **BUSY, **BODY})

@@ -1,0 +1,180 @@
+"""The web UI under /ui: login, the incidents list, an incident with its blame graph, and
+feedback. Server-rendered from the JSON API's own views; no script.
+
+Pages need the session cookie (a visit without one is sent to the login form); every POST
+needs the session's CSRF token (403 without it), so a page elsewhere cannot post as the
+logged-in browser even if SameSite were ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import ValidationError
+
+from stackgraph.api.deps import ReaderDep, ServiceDep
+from stackgraph.api.routers.incidents import Fingerprint, post_feedback
+from stackgraph.api.schemas import ConfirmedFeedback, WrongFeedback
+from stackgraph.api.service import UnknownIncident
+from stackgraph.api.views import detail_view
+from stackgraph.errors import StoreError
+
+from . import session as sessions
+from .blame_graph import graph_for
+from .pages import STATES, STATUSES, Filter, list_rows, plan_rows
+from .render import page, secure_headers
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
+
+LIST_LIMIT = 200
+
+
+def _session(request: Request) -> sessions.Session | None:
+    return sessions.verify(request.app.state.token, request.cookies.get(sessions.COOKIE))
+
+
+def _to_login(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/ui/login?next={quote(target, safe='')}", status_code=303)
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path of this UI: never another host (`//evil`), never a scheme."""
+    if target and target.startswith("/ui") and "//" not in target and "\\" not in target:
+        return target
+    return "/ui/"
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """An urlencoded body as first values (the app's body limit already applies)."""
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPException(400, "the form is not UTF-8") from exc
+    return {k: v[0] for k, v in parse_qs(text, max_num_fields=20).items()}
+
+
+def _checked(request: Request, form: dict[str, str]) -> sessions.Session:
+    current = _session(request)
+    if current is None:
+        raise HTTPException(403, "log in first")
+    if not sessions.csrf_ok(current, form.get("csrf")):
+        raise HTTPException(403, "missing or wrong CSRF token")
+    return current
+
+
+@router.get("/login")
+def login_form(request: Request, next: str | None = None) -> HTMLResponse:
+    nonce = sessions.login_nonce()
+    response = page("login.html", nonce=nonce, next=_safe_next(next), error="", session=None)
+    response.set_cookie(sessions.LOGIN_COOKIE, nonce, max_age=600, path="/ui",
+                        httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")  # fmt: skip
+    return response
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    form = await _form(request)
+    nonce = request.cookies.get(sessions.LOGIN_COOKIE)
+    target = _safe_next(form.get("next"))
+    if not nonce or form.get("nonce") != nonce:
+        raise HTTPException(403, "the login form expired; load it again")
+    expected: str = request.app.state.token
+    if not sessions.same(expected, form.get("token")):
+        return page("login.html", 401, nonce=nonce, next=target, error="wrong token",
+                    session=None)  # fmt: skip
+    cookie, _ = sessions.issue(expected)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(sessions.COOKIE, cookie, max_age=sessions.SESSION_TTL_S, path="/ui",
+                        httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")  # fmt: skip
+    response.delete_cookie(sessions.LOGIN_COOKIE, path="/ui")
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    _checked(request, await _form(request))
+    response = RedirectResponse("/ui/login", status_code=303)
+    response.delete_cookie(sessions.COOKIE, path="/ui")
+    return response
+
+
+@router.get("/")
+def incidents_page(
+    request: Request,
+    service: ServiceDep,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    status: str | None = None,
+    state: str | None = None,
+) -> Response:
+    current = _session(request)
+    if current is None:
+        return _to_login(request)
+    keep = Filter.of(q, status, state)
+    try:
+        items, total = service.page(0, LIST_LIMIT)
+    except StoreError as exc:
+        return page("error.html", 503, session=current, message=f"store unavailable: {exc}")
+    rows = list_rows((detail_view(i) for i in items), keep, time.time())
+    return page("incidents.html", session=current, rows=rows, filter=keep, total=total,
+                shown_of=min(total, LIST_LIMIT), statuses=STATUSES, states=STATES)  # fmt: skip
+
+
+@router.get("")
+def ui_root() -> RedirectResponse:
+    return RedirectResponse("/ui/", status_code=307)
+
+
+@router.get("/incidents/{fingerprint}")
+def incident_page(
+    request: Request, fingerprint: Fingerprint, service: ServiceDep, reader: ReaderDep
+) -> Response:
+    current = _session(request)
+    if current is None:
+        return _to_login(request)
+    try:
+        detail = detail_view(service.get(fingerprint))
+    except UnknownIncident:
+        return page("error.html", 404, session=current, message="no such incident")
+    except StoreError as exc:
+        return page("error.html", 503, session=current, message=f"store unavailable: {exc}")
+    graph, note = graph_for(reader, detail)
+    return page("incident.html", session=current, d=detail, plan=plan_rows(detail),
+                graph=graph, graph_note=note, now=time.time())  # fmt: skip
+
+
+@router.post("/incidents/{fingerprint}/feedback")
+async def feedback(request: Request, fingerprint: Fingerprint, service: ServiceDep) -> Response:
+    """The form's verdict through the JSON API's own feedback route (same checks, same
+    write), then back to the incident (post/redirect/get)."""
+    form = await _form(request)
+    current = _checked(request, form)
+    try:
+        body: ConfirmedFeedback | WrongFeedback = (
+            ConfirmedFeedback(verdict="confirmed", root_cause=form.get("root_cause", ""))
+            if form.get("verdict") == "confirmed"
+            else WrongFeedback(verdict="wrong")
+        )
+    except ValidationError:
+        return page("error.html", 422, session=current, message="not a root cause name")
+    try:
+        post_feedback(fingerprint, body, service)
+    except HTTPException as exc:
+        return page("error.html", exc.status_code, session=current, message=str(exc.detail))
+    return RedirectResponse(f"/ui/incidents/{quote(fingerprint)}", status_code=303)
+
+
+@router.get("/static/ui.css")
+def stylesheet() -> Response:
+    from importlib import resources
+
+    css = resources.files(__package__).joinpath("static/ui.css").read_text(encoding="utf-8")
+    return secure_headers(HTMLResponse(css, media_type="text/css"))

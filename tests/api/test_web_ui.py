@@ -1,0 +1,195 @@
+"""The web UI in a real browser: Debian's chromium driven by Playwright, against a real
+`stackgraph serve` (uvicorn on 127.0.0.1) whose incident was investigated by the agent's
+tool floor (payment Validated by Git and the Kubernetes API, inventory Refuted)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kube_apiserver import FakeKube
+from sgtest import require
+
+from stackgraph.api import create_app
+from stackgraph.api.threaded import serve_in_thread
+from stackgraph.config import Settings
+from stackgraph.rca.agent import ToolContext
+from stackgraph.rca.model import Alert, Candidate, Plan
+from stackgraph.store import GraphStore
+
+from .conftest import firing, incident, kube_args, payment_plan
+
+TOKEN = "ui-test-token"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One chromium for the module, with a fresh profile (Playwright's own download cannot
+    run here: the Debian binary is given by path)."""
+    require(CHROMIUM.is_file(), "chromium (scripts/system-deps.sh)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "playwright (pip install -e .[dev])")
+        raise
+    profile = tempfile.mkdtemp(prefix="sg-chromium-")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": 1280, "height": 900},
+        )  # fmt: skip
+        try:
+            yield context
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    """A page with no session (cookies cleared), failing on any script dialog."""
+    browser.clear_cookies()
+    page = browser.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    yield page
+    page.close()
+
+
+def hostile_plan(store: GraphStore, alert: Alert) -> Plan:
+    """payment_plan plus a suspect whose name is markup (names come from telemetry)."""
+    plan = payment_plan(store, alert)
+    evil = Candidate(HOSTILE, 0.2, {"blame": 0.2}, [["checkout", HOSTILE]])
+    return Plan(plan.anchor, [*plan.candidates, evil], plan.reason)
+
+
+@pytest.fixture
+def served(
+    settings: Settings, platform: GraphStore, payment_repo: Path, payment_kube: FakeKube
+) -> Iterator[tuple[str, str]]:
+    """The API with one investigated incident: (base URL, incident fingerprint)."""
+
+    def context(alert: Alert, plan: Plan) -> ToolContext:
+        return ToolContext(store=platform, alert=alert, plan=plan, at=alert.starts_at,
+                           repos={"payment": payment_repo}, **kube_args(payment_kube))  # fmt: skip
+
+    app = create_app(settings, store=platform, plan_fn=hostile_plan, context_fn=context,
+                     token=TOKEN, memory_fn=lambda st: None)  # fmt: skip
+    with serve_in_thread(app) as url:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert httpx.post(f"{url}/api/v1/alerts", json=firing("fp-ui"), headers=auth).is_success
+        done = incident(url, TOKEN, lambda d: d["state"] == "done")
+        yield url, done["fingerprint"]
+
+
+def log_in(tab: Any, url: str, path: str = "/ui/") -> None:
+    tab.goto(url + path)
+    assert "/ui/login" in tab.url
+    tab.fill("#token", TOKEN)
+    tab.click("form.login button")
+    tab.wait_for_load_state()
+    assert "/ui/login" not in tab.url
+
+
+def test_incident_pages_draw_the_blame_graph_and_take_feedback(
+    tab: Any, served: tuple[str, str]
+) -> None:
+    url, fp = served
+    log_in(tab, url)
+    row = tab.locator(f"tr[data-fingerprint='{fp}']")
+    assert row.count() == 1
+    assert "checkout" in row.inner_text() and "payment" in row.inner_text()
+    row.locator("a").click()
+    tab.wait_for_load_state()
+    assert tab.url.endswith(f"/ui/incidents/{fp}")
+    nodes = {n.get_attribute("data-name"): n for n in tab.locator("svg.blame g.node").all()}
+    assert {"checkout", "payment", "inventory", HOSTILE} <= set(nodes)
+    assert nodes["checkout"].get_attribute("data-role") == "symptom"
+    assert nodes["payment"].get_attribute("data-state") == "Validated"
+    edge = tab.locator("svg.blame g.edge[data-src='checkout'][data-dst='payment']")
+    assert edge.locator("text").text_content() == "err 12.0% · p95 840 ms"
+    assert edge.get_attribute("data-source") == "Tempo"
+    # bigger blame, bigger node
+    radius = {n: float(nodes[n].locator("circle").last.get_attribute("r")) for n in nodes}
+    assert radius["payment"] > radius["inventory"]
+    # the page draws what the JSON route answers: one source
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    graph = httpx.get(f"{url}/api/v1/incidents/{fp}/graph", headers=auth).json()
+    assert {n["name"] for n in graph["nodes"]} == set(nodes)
+    assert tab.locator("table.plan tr[data-service='payment']").inner_text().count("blame") == 1
+    assert tab.locator("ol.timeline li").count() > 0
+    # feedback: confirm payment; the page and the JSON API both show it
+    assert tab.locator("#feedback-state").inner_text() == "pending"
+    tab.select_option("select[name=root_cause]", "payment")
+    tab.click("#confirm")
+    tab.wait_for_load_state()
+    assert tab.url.endswith(f"/ui/incidents/{fp}")
+    assert tab.locator("#feedback-state").inner_text() == "confirmed"
+    detail = httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth).json()
+    assert detail["feedback"] == "confirmed" and detail["root_cause"] == "payment"
+    assert tab.dialogs == []
+
+
+def test_unauthenticated_visits_are_refused(tab: Any, served: tuple[str, str]) -> None:
+    url, fp = served
+    for path in ("/ui/", f"/ui/incidents/{fp}"):
+        r = httpx.get(url + path)
+        assert r.status_code == 303 and r.headers["location"].startswith("/ui/login?next=")
+        tab.goto(url + path)
+        assert "/ui/login" in tab.url and tab.locator("#token").count() == 1
+    r = httpx.post(f"{url}/ui/incidents/{fp}/feedback", data={"verdict": "wrong"})
+    assert r.status_code == 403
+    # a wrong token is no login
+    tab.fill("#token", "not-the-token")
+    tab.click("form.login button")
+    assert tab.locator("p.error").inner_text() == "wrong token"
+    assert not [c for c in tab.context.cookies() if c["name"] == "sg_session"]
+
+
+def test_session_cookie_and_headers(tab: Any, served: tuple[str, str]) -> None:
+    url, fp = served
+    log_in(tab, url, f"/ui/incidents/{fp}")
+    assert tab.url.endswith(f"/ui/incidents/{fp}")  # back where the visit began
+    (cookie,) = [c for c in tab.context.cookies() if c["name"] == "sg_session"]
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
+    response = tab.request.get(f"{url}/ui/incidents/{fp}")
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp
+
+
+def test_forged_post_without_csrf_is_refused(tab: Any, served: tuple[str, str]) -> None:
+    url, fp = served
+    log_in(tab, url)
+    target = f"{url}/ui/incidents/{fp}/feedback"
+    # the browser's own session cookie rides along; the CSRF token does not
+    for form in ({"verdict": "wrong"}, {"verdict": "wrong", "csrf": "forged"}):
+        assert tab.request.post(target, form=form, max_redirects=0).status == 403
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth).json()["feedback"] == "pending"
+
+
+def test_a_hostile_service_name_is_shown_as_text(tab: Any, served: tuple[str, str]) -> None:
+    url, fp = served
+    log_in(tab, url, f"/ui/incidents/{fp}")
+    node = tab.locator("svg.blame g.node", has=tab.locator(f"text:text-is('{HOSTILE}')"))
+    assert node.count() == 1
+    assert tab.locator("table.plan").inner_text().count(HOSTILE) == 2  # name and top path
+    assert tab.locator("img").count() == 0  # no element was made from the name
+    assert tab.dialogs == []
+
+
+def test_chromium_is_the_debian_one() -> None:
+    """make test must not skip these: with CI=true a missing chromium fails (require)."""
+    if os.environ.get("CI", "").lower() == "true":
+        assert CHROMIUM.is_file()
