@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml scripts/install.sh | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint bench eval clean system-deps tools
+.PHONY: install demo test lint bench eval clean system-deps tools screenshots
 
 $(STAMP): pyproject.toml scripts/install.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
@@ -25,6 +25,10 @@ tools:
 
 test: $(STAMP) system-deps tools
 	$(BIN)/pytest -q
+
+# the web UI's pages as PNGs (stackgraph/web/screenshots/, shown in the README)
+screenshots: $(STAMP) system-deps
+	$(BIN)/python scripts/screenshots.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -73,6 +73,31 @@ def serve_http(answer: RawAnswer) -> Iterator[str]:
         server.server_close()
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+"""Debian's chromium (scripts/system-deps.sh); Playwright's own browser download cannot run
+here, so Playwright is pointed at this binary."""
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[Any]:
+    """A Playwright browser context on Debian's chromium with a fresh profile in `profile`
+    (for the web UI tests and `make screenshots`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": 1280, "height": 900},
+        )  # fmt: skip
+        try:
+            yield context
+        finally:
+            context.close()
+
+
 def drop(store: Any) -> None:
     """Delete a test's graph key the product's way: through the writer, under its lease."""
     from stackgraph.ingest import GraphIngestor

@@ -18,7 +18,7 @@ from stackgraph.cypher import load
 from stackgraph.errors import StoreError
 from stackgraph.store import GraphStore
 
-from .layout import Placed, place
+from .layout import Placed, link, place
 
 if TYPE_CHECKING:
     from stackgraph.api.schemas import IncidentDetail
@@ -67,8 +67,14 @@ class BlameEdge(BaseModel):
     label: str
     x1: float
     y1: float
+    cx: float
+    """The curve's control point (the edge is a quadratic curve from x1,y1 to x2,y2)."""
+    cy: float
     x2: float
     y2: float
+    lx: float
+    """Where the label goes."""
+    ly: float
 
 
 class BlameGraph(BaseModel):
@@ -158,9 +164,9 @@ def blame_graph(detail: IncidentDetail, rows: Iterable[Mapping[str, Any]]) -> Bl
                                x=p.x, y=p.y, r=p.r))  # fmt: skip
     edges = []
     for e in _edges(candidates, rows, set(placed)):
-        x1, y1, x2, y2 = placed[e["src"]].towards(placed[e["dst"]])
-        edges.append(BlameEdge(**e, label=edge_label(e["error_rate"], e["p95_ms"]),
-                               x1=x1, y1=y1, x2=x2, y2=y2))  # fmt: skip
+        geometry = link(placed[e["src"]], placed[e["dst"]])
+        edges.append(BlameEdge(**e, **vars(geometry),
+                               label=edge_label(e["error_rate"], e["p95_ms"])))  # fmt: skip
     width = max((p.x + p.r for p in placed.values()), default=0.0) + 120
     height = max((p.y + p.r for p in placed.values()), default=0.0) + 60
     return BlameGraph(anchor=anchor, nodes=nodes, edges=edges, width=width, height=height)

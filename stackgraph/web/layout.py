@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["COLUMN_GAP", "ROW_GAP", "Placed", "place"]
+__all__ = ["COLUMN_GAP", "ROW_GAP", "Link", "Placed", "link", "place"]
 
 COLUMN_GAP = 250.0
 ROW_GAP = 120.0
@@ -24,14 +24,39 @@ class Placed:
     y: float
     r: float
 
-    def towards(self, other: Placed) -> tuple[float, float, float, float]:
-        """The segment between the two circles' rims (arrows end at the rim, not inside)."""
-        dx, dy = other.x - self.x, other.y - self.y
+    def rim(self, tx: float, ty: float, gap: float = 0.0) -> tuple[float, float]:
+        """The point of the circle's rim (plus `gap`) facing (tx, ty)."""
+        dx, dy = tx - self.x, ty - self.y
         d = math.hypot(dx, dy) or 1.0
-        ux, uy = dx / d, dy / d
-        end = other.r + 4  # leave room for the arrow head
-        return (round(self.x + ux * self.r, 1), round(self.y + uy * self.r, 1),
-                round(other.x - ux * end, 1), round(other.y - uy * end, 1))  # fmt: skip
+        return (round(self.x + dx / d * (self.r + gap), 1),
+                round(self.y + dy / d * (self.r + gap), 1))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Link:
+    """An edge as a quadratic curve from rim to rim, and where its label goes."""
+
+    x1: float
+    y1: float
+    cx: float
+    cy: float
+    x2: float
+    y2: float
+    lx: float
+    ly: float
+
+
+def link(a: Placed, b: Placed) -> Link:
+    """Straight between columns; within a column a bow to the right, so the line does not
+    run through the names drawn under the nodes in between."""
+    if abs(a.x - b.x) < 1:
+        cx, cy = a.x + 60 + abs(b.y - a.y) * 0.3, (a.y + b.y) / 2
+    else:
+        cx, cy = (a.x + b.x) / 2, (a.y + b.y) / 2
+    x1, y1 = a.rim(cx, cy)
+    x2, y2 = b.rim(cx, cy, gap=4)  # room for the arrow head
+    lx, ly = 0.25 * x1 + 0.5 * cx + 0.25 * x2, 0.25 * y1 + 0.5 * cy + 0.25 * y2
+    return Link(x1, y1, round(cx, 1), round(cy, 1), x2, y2, round(lx, 1), round(ly - 7, 1))
 
 
 def place(layer: Mapping[str, int], weight: Mapping[str, float]) -> dict[str, Placed]:

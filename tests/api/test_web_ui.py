@@ -4,9 +4,8 @@ tool floor (payment Validated by Git and the Kubernetes API, inventory Refuted).
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from kube_apiserver import FakeKube
-from sgtest import require
+from sgtest import CHROMIUM, chromium, require
 
 from stackgraph.api import create_app
 from stackgraph.api.threaded import serve_in_thread
@@ -26,34 +25,16 @@ from stackgraph.store import GraphStore
 from .conftest import firing, incident, kube_args, payment_plan
 
 TOKEN = "ui-test-token"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One chromium for the module, with a fresh profile (Playwright's own download cannot
-    run here: the Debian binary is given by path)."""
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One chromium for the module, with a fresh profile."""
     require(CHROMIUM.is_file(), "chromium (scripts/system-deps.sh)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "playwright (pip install -e .[dev])")
-        raise
-    profile = tempfile.mkdtemp(prefix="sg-chromium-")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True,
-            viewport={"width": 1280, "height": 900},
-        )  # fmt: skip
-        try:
-            yield context
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+    require(importlib.util.find_spec("playwright") is not None, "playwright (.[dev])")
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
 
 
 @pytest.fixture
