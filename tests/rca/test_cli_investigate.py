@@ -32,6 +32,9 @@ def test_demo_then_investigate_json(tmp_path: Path, examples: Path) -> None:
     demo = sg("demo", "--examples", str(examples), data=data)
     assert "root-cause candidates for an alert on 'checkout'" in demo.stdout
     assert "payment" in demo.stdout and "flux_status" in demo.stdout
+    # it ends with where to see the incident: the web UI's page for it
+    last = demo.stdout.rstrip().splitlines()[-1].strip()
+    assert last.startswith("http://127.0.0.1:8080/ui/incidents/"), last
     # --at travels in time: the demo wrote its graph just now, so in January it was empty
     before = sg("investigate", "--service", "checkout", "--at", "2026-01-15T10:05:00Z",
                 "--json", data=data)  # fmt: skip
