@@ -18,7 +18,7 @@ from stackgraph.cypher import load
 from stackgraph.errors import StoreError
 from stackgraph.store import GraphStore
 
-from .layout import Placed, link, place
+from .layout import Link, Placed, link, place
 
 if TYPE_CHECKING:
     from stackgraph.api.schemas import IncidentDetail
@@ -54,7 +54,10 @@ class BlameNode(BaseModel):
     r: float
 
 
-class BlameEdge(BaseModel):
+class BlameEdge(Link):
+    """An edge of the drawing: what the graph holds about it, and its curve (`Link`:
+    x1,y1 → x2,y2 through the control point cx,cy; the label at lx,ly)."""
+
     src: str
     dst: str
     type: str
@@ -65,16 +68,6 @@ class BlameEdge(BaseModel):
     graph no longer holds an edge for."""
     status: str
     label: str
-    x1: float
-    y1: float
-    cx: float
-    """The curve's control point (the edge is a quadratic curve from x1,y1 to x2,y2)."""
-    cy: float
-    x2: float
-    y2: float
-    lx: float
-    """Where the label goes."""
-    ly: float
 
 
 class BlameGraph(BaseModel):
@@ -165,7 +158,7 @@ def blame_graph(detail: IncidentDetail, rows: Iterable[Mapping[str, Any]]) -> Bl
     edges = []
     for e in _edges(candidates, rows, set(placed)):
         geometry = link(placed[e["src"]], placed[e["dst"]])
-        edges.append(BlameEdge(**e, **vars(geometry),
+        edges.append(BlameEdge(**e, **geometry.model_dump(),
                                label=edge_label(e["error_rate"], e["p95_ms"])))  # fmt: skip
     width = max((p.x + p.r for p in placed.values()), default=0.0) + 120
     height = max((p.y + p.r for p in placed.values()), default=0.0) + 60

@@ -8,6 +8,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict
+
 __all__ = ["COLUMN_GAP", "ROW_GAP", "Link", "Placed", "link", "place"]
 
 COLUMN_GAP = 250.0
@@ -32,9 +34,11 @@ class Placed:
                 round(self.y + dy / d * (self.r + gap), 1))  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Link:
-    """An edge as a quadratic curve from rim to rim, and where its label goes."""
+class Link(BaseModel):
+    """An edge as a quadratic curve from rim to rim, and where its label goes (a model, so
+    the blame graph's edges extend it and the JSON route shows it)."""
+
+    model_config = ConfigDict(frozen=True)
 
     x1: float
     y1: float
@@ -56,7 +60,8 @@ def link(a: Placed, b: Placed) -> Link:
     x1, y1 = a.rim(cx, cy)
     x2, y2 = b.rim(cx, cy, gap=4)  # room for the arrow head
     lx, ly = 0.25 * x1 + 0.5 * cx + 0.25 * x2, 0.25 * y1 + 0.5 * cy + 0.25 * y2
-    return Link(x1, y1, round(cx, 1), round(cy, 1), x2, y2, round(lx, 1), round(ly - 7, 1))
+    return Link(x1=x1, y1=y1, cx=round(cx, 1), cy=round(cy, 1), x2=x2, y2=y2,
+                lx=round(lx, 1), ly=round(ly - 7, 1))  # fmt: skip
 
 
 def place(layer: Mapping[str, int], weight: Mapping[str, float]) -> dict[str, Placed]:

@@ -91,6 +91,14 @@ def test_incident_pages_draw_the_blame_graph_and_take_feedback(
     row = tab.locator(f"tr[data-fingerprint='{fp}']")
     assert row.count() == 1
     assert "checkout" in row.inner_text() and "payment" in row.inner_text()
+    tab.select_option("select[name=status]", "resolved")  # the filter, as a plain GET form
+    tab.click("form.filter button")
+    tab.wait_for_load_state()
+    assert "status=resolved" in tab.url and row.count() == 0
+    tab.fill("input[name=q]", "checkout")
+    tab.select_option("select[name=status]", "open")
+    tab.click("form.filter button")
+    tab.wait_for_load_state()
     row.locator("a").click()
     tab.wait_for_load_state()
     assert tab.url.endswith(f"/ui/incidents/{fp}")
