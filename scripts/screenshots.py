@@ -2,7 +2,7 @@
 
 Runs the demo into a fresh data dir (its own embedded FalkorDB), serves the API on it, logs
 in with Debian's chromium (Playwright, the same launch as the browser tests) and saves the
-incidents list and the demo incident to stackgraph/web/screenshots/.
+incidents list, the demo incident, a service and the graph's health to stackgraph/web/screenshots/.
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ def main(argv: list[str]) -> int:
             page.wait_for_load_state()
             page.screenshot(path=str(OUT / "incident.png"), full_page=True)
             page.locator("svg.blame").screenshot(path=str(OUT / "blame-graph.png"))
+            page.goto(f"{url}/ui/services/payment")
+            page.screenshot(path=str(OUT / "service.png"), full_page=True)
+            page.goto(f"{url}/ui/health")
+            page.screenshot(path=str(OUT / "health.png"), full_page=True)
         subprocess.run([sys.executable, "-m", "stackgraph", "db", "stop"], env=env,
                        check=False, stdout=subprocess.DEVNULL)  # fmt: skip
     print(f"screenshots in {OUT.relative_to(REPO)}/")

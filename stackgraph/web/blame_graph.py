@@ -37,11 +37,15 @@ MAX_CANDIDATES = 8
 """Candidates drawn (by rank); more makes a picture nobody reads. The table lists all."""
 MAX_EDGES = 200
 
-Role = Literal["symptom", "candidate", "path"]
+Role = Literal["symptom", "candidate", "path", "focus"]
+"""`focus`: the service a neighbourhood is drawn around (the service page)."""
 
 
 class BlameNode(BaseModel):
     name: str
+    """Unique in the drawing (a non-Service elsewhere is `Label:name`)."""
+    text: str
+    """What the drawing writes under the node."""
     kind: str
     role: Role
     state: str | None
@@ -151,7 +155,7 @@ def blame_graph(detail: IncidentDetail, rows: Iterable[Mapping[str, Any]]) -> Bl
         hyp = hyps.get(name)
         role: Role = "symptom" if name == anchor else "candidate" if name in scores else "path"
         state = hyp.state if hyp else ("Candidate" if name in scores else None)
-        nodes.append(BlameNode(name=name, kind=kinds.get(name, "Service"), role=role,
+        nodes.append(BlameNode(name=name, text=name, kind=kinds.get(name, "Service"), role=role,
                                state=state, score=scores.get(name), rank=ranks.get(name),
                                confidence=hyp.confidence if hyp else None,
                                x=p.x, y=p.y, r=p.r))  # fmt: skip

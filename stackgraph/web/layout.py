@@ -18,6 +18,7 @@ MARGIN_X = 110.0
 MARGIN_Y = 70.0
 R_MIN = 14.0
 R_MAX = 40.0
+MAX_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -65,15 +66,19 @@ def link(a: Placed, b: Placed) -> Link:
 
 
 def place(layer: Mapping[str, int], weight: Mapping[str, float]) -> dict[str, Placed]:
-    """Positions for every name: column by layer, rows by weight (0..1, also the radius,
-    area-proportional), columns centred on the tallest one."""
-    columns: dict[int, list[str]] = {}
+    """Positions for every name: column by layer (a layer of more than MAX_ROWS names wraps
+    into further columns), rows by weight (0..1, also the radius, area-proportional),
+    columns centred on the tallest one."""
+    layers: dict[int, list[str]] = {}
     for name, lay in layer.items():
-        columns.setdefault(lay, []).append(name)
-    tallest = max((len(c) for c in columns.values()), default=0)
-    placed: dict[str, Placed] = {}
-    for col, (_, names) in enumerate(sorted(columns.items())):
+        layers.setdefault(lay, []).append(name)
+    columns: list[list[str]] = []
+    for _, names in sorted(layers.items()):
         names.sort(key=lambda n: (-weight.get(n, 0.0), n))
+        columns += [names[i : i + MAX_ROWS] for i in range(0, len(names), MAX_ROWS)]
+    tallest = max((len(c) for c in columns), default=0)
+    placed: dict[str, Placed] = {}
+    for col, names in enumerate(columns):
         top = MARGIN_Y + (tallest - len(names)) * ROW_GAP / 2
         for row, name in enumerate(names):
             w = min(max(weight.get(name, 0.0), 0.0), 1.0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from typing import Annotated
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -23,7 +23,9 @@ from stackgraph.api.service import UnknownIncident
 from stackgraph.api.views import detail_view
 from stackgraph.errors import StoreError
 
+from . import graph_routes
 from . import session as sessions
+from .auth import checked, current_session, read_form, safe_next, to_login
 from .blame_graph import graph_for
 from .pages import STATES, STATUSES, Filter, list_rows, plan_rows
 from .render import page, secure_headers
@@ -31,48 +33,15 @@ from .render import page, secure_headers
 __all__ = ["router"]
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
+router.include_router(graph_routes.router)
 
 LIST_LIMIT = 200
-
-
-def _session(request: Request) -> sessions.Session | None:
-    return sessions.verify(request.app.state.token, request.cookies.get(sessions.COOKIE))
-
-
-def _to_login(request: Request) -> RedirectResponse:
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/ui/login?next={quote(target, safe='')}", status_code=303)
-
-
-def _safe_next(target: str | None) -> str:
-    """Only a path of this UI: never another host (`//evil`), never a scheme."""
-    if target and target.startswith("/ui") and "//" not in target and "\\" not in target:
-        return target
-    return "/ui/"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """An urlencoded body as first values (the app's body limit already applies)."""
-    try:
-        text = (await request.body()).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HTTPException(400, "the form is not UTF-8") from exc
-    return {k: v[0] for k, v in parse_qs(text, max_num_fields=20).items()}
-
-
-def _checked(request: Request, form: dict[str, str]) -> sessions.Session:
-    current = _session(request)
-    if current is None:
-        raise HTTPException(403, "log in first")
-    if not sessions.csrf_ok(current, form.get("csrf")):
-        raise HTTPException(403, "missing or wrong CSRF token")
-    return current
 
 
 @router.get("/login")
 def login_form(request: Request, next: str | None = None) -> HTMLResponse:
     nonce = sessions.login_nonce()
-    response = page("login.html", nonce=nonce, next=_safe_next(next), error="", session=None)
+    response = page("login.html", nonce=nonce, next=safe_next(next), error="", session=None)
     response.set_cookie(sessions.LOGIN_COOKIE, nonce, max_age=600, path="/ui",
                         httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")  # fmt: skip
@@ -81,9 +50,9 @@ def login_form(request: Request, next: str | None = None) -> HTMLResponse:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    form = await _form(request)
+    form = await read_form(request)
     nonce = request.cookies.get(sessions.LOGIN_COOKIE)
-    target = _safe_next(form.get("next"))
+    target = safe_next(form.get("next"))
     if not nonce or form.get("nonce") != nonce:
         raise HTTPException(403, "the login form expired; load it again")
     expected: str = request.app.state.token
@@ -101,7 +70,7 @@ async def login(request: Request) -> Response:
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
-    _checked(request, await _form(request))
+    checked(request, await read_form(request))
     response = RedirectResponse("/ui/login", status_code=303)
     response.delete_cookie(sessions.COOKIE, path="/ui")
     return response
@@ -115,9 +84,9 @@ def incidents_page(
     status: str | None = None,
     state: str | None = None,
 ) -> Response:
-    current = _session(request)
+    current = current_session(request)
     if current is None:
-        return _to_login(request)
+        return to_login(request)
     keep = Filter.of(q, status, state)
     try:
         items, total = service.page(0, LIST_LIMIT)
@@ -137,9 +106,9 @@ def ui_root() -> RedirectResponse:
 def incident_page(
     request: Request, fingerprint: Fingerprint, service: ServiceDep, reader: ReaderDep
 ) -> Response:
-    current = _session(request)
+    current = current_session(request)
     if current is None:
-        return _to_login(request)
+        return to_login(request)
     try:
         detail = detail_view(service.get(fingerprint))
     except UnknownIncident:
@@ -155,8 +124,8 @@ def incident_page(
 async def feedback(request: Request, fingerprint: Fingerprint, service: ServiceDep) -> Response:
     """The form's verdict through the JSON API's own feedback route (same checks, same
     write), then back to the incident (post/redirect/get)."""
-    form = await _form(request)
-    current = _checked(request, form)
+    form = await read_form(request)
+    current = checked(request, form)
     try:
         body: ConfirmedFeedback | WrongFeedback = (
             ConfirmedFeedback(verdict="confirmed", root_cause=form.get("root_cause", ""))

@@ -130,9 +130,49 @@ def test_incident_pages_draw_the_blame_graph_and_take_feedback(
     assert tab.dialogs == []
 
 
+def test_service_page_draws_the_neighbourhood_now_and_then(
+    tab: Any, served: tuple[str, str]
+) -> None:
+    url, fp = served
+    log_in(tab, url, f"/ui/incidents/{fp}")
+    tab.click("svg.blame a:has(g.node[data-name='payment'])")  # the drawing links services
+    tab.wait_for_load_state()
+    assert tab.url.endswith("/ui/services/payment")
+    nodes = {n.get_attribute("data-name") for n in tab.locator("svg.blame g.node").all()}
+    assert {"payment", "checkout", "Datastore:payments-db", "ExternalApi:stripe"} <= nodes
+    edge = tab.locator("svg.blame g.edge[data-src='checkout'][data-dst='payment']")
+    assert edge.locator("text").text_content() == "err 12.0% · p95 840 ms"
+    two = tab.url + "?hops=2"
+    tab.goto(two)
+    assert "inventory" in {n.get_attribute("data-name")
+                           for n in tab.locator("svg.blame g.node").all()}  # fmt: skip
+    # the time control: before the graph was written, payment did not exist
+    tab.fill("input[name=at]", "2000-01-01T00:00:00Z")
+    tab.click("form.filter button")
+    tab.wait_for_load_state()
+    assert "at=2000-01-01" in tab.url
+    assert tab.locator("p.error").inner_text().startswith("No service named payment")
+    assert tab.locator("svg.blame g.node").count() == 0
+    tab.fill("input[name=at]", "not a time")
+    tab.click("form.filter button")
+    assert "neither epoch seconds nor ISO-8601" in tab.locator("p.error").inner_text()
+
+
+def test_health_page_counts_sources_and_the_lease(tab: Any, served: tuple[str, str]) -> None:
+    url, _ = served
+    log_in(tab, url, "/ui/health")
+    assert tab.url.endswith("/ui/health")
+    services = tab.locator("table.labels tr[data-label='Service'] td").last.inner_text()
+    assert int(services) >= 8  # the example catalog
+    assert int(tab.locator("table.types tr[data-type='CALLS'] td").last.inner_text()) >= 2
+    tempo = tab.locator("table.sources tr[data-source='Tempo']").inner_text()
+    assert "telemetry" in tempo and "ago" not in tempo
+    assert tab.locator("#lease").inner_text().startswith("free")
+
+
 def test_unauthenticated_visits_are_refused(tab: Any, served: tuple[str, str]) -> None:
     url, fp = served
-    for path in ("/ui/", f"/ui/incidents/{fp}"):
+    for path in ("/ui/", f"/ui/incidents/{fp}", "/ui/services/payment", "/ui/health"):
         r = httpx.get(url + path)
         assert r.status_code == 303 and r.headers["location"].startswith("/ui/login?next=")
         tab.goto(url + path)
