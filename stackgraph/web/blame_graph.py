@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from stackgraph.cypher import load
+from stackgraph import cypher
 from stackgraph.errors import StoreError
 from stackgraph.store import GraphStore
 
@@ -179,7 +179,7 @@ def edge_rows(reader: GraphStore, detail: IncidentDetail) -> list[dict[str, Any]
         names.update(str(n) for p in c.get("paths") or () for n in p)
     if not names:
         return []
-    return reader.read(load("web_blame_edges"), {"names": sorted(names), "limit": MAX_EDGES})
+    return reader.read(cypher.load("web_blame_edges"), {"names": sorted(names), "limit": MAX_EDGES})
 
 
 def graph_for(reader: GraphStore, detail: IncidentDetail) -> tuple[BlameGraph, str]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stackgraph.cypher import load
+from stackgraph import cypher
 from stackgraph.dump import stats
 from stackgraph.ingest import lease_key
 from stackgraph.store import GraphStore
@@ -67,7 +67,7 @@ def source_rows(rows: Iterable[Mapping[str, Any]], now: float) -> list[SourceRow
 def read_health(store: GraphStore, reader: GraphStore, now: float) -> HealthView:
     """Counts and sources from the read store; the lease from the primary (it lives there)."""
     counts = stats(reader)
-    sources = source_rows(reader.read(load("web_source_health")), now)
+    sources = source_rows(reader.read(cypher.load("web_source_health")), now)
     key = lease_key(store.graph_name)
     holder = store.conn.get(key)
     ttl = store.conn.pttl(key) if holder is not None else None

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackgraph.cypher import load
+from stackgraph import cypher
 from stackgraph.store import GraphStore
 from stackgraph.timetravel import at_params
 
@@ -112,17 +112,17 @@ def read_service(reader: GraphStore, name: str, hops: int, at: float | None) -> 
     rows: list[dict[str, Any]] = []
     seen, frontier = {name}, [name]
     for hop in range(1, hops + 1):
-        found = reader.read(load("web_service_hood"),
+        found = reader.read(cypher.load("web_service_hood"),
                             {"names": frontier, "limit": HOOD_LIMIT, **at_params(at)})  # fmt: skip
         rows += [{**r, "hop": hop} for r in found]
         frontier = sorted({str(r["name"]) for r in found if r["label"] == "Service"} - seen)
         seen.update(frontier)
         if not frontier:
             break
-    past = reader.read(load("rca_changes_history"),
+    past = reader.read(cypher.load("rca_changes_history"),
                        {"names": [name], "anchor": name, "limit": HISTORY_LIMIT,
                         "history": HISTORY_LIMIT, **at_params(at)})  # fmt: skip
     deploys, changes, incidents = history(past)
-    known = bool(reader.read(load("web_service_at"), {"name": name, **at_params(at)}))
+    known = bool(reader.read(cypher.load("web_service_at"), {"name": name, **at_params(at)}))
     return ServiceView(name, at, hops, known, service_graph(name, rows), deploys, changes,
                        incidents)  # fmt: skip

@@ -8,7 +8,9 @@ from typing import Any
 from stackgraph.api.schemas import HypothesisView, IncidentDetail
 from stackgraph.web import blame_graph
 from stackgraph.web import session as sessions
+from stackgraph.web.health_view import source_rows
 from stackgraph.web.pages import Filter, list_rows, plan_rows
+from stackgraph.web.service_view import MAX_NODES, service_graph
 
 PLAN = {"anchor": "checkout", "reason": "", "window": None, "candidates": [
     {"service": "payment", "score": 0.6, "signals": {"blame": 0.8, "change": 0.7},
@@ -91,3 +93,45 @@ def test_session_tokens() -> None:
     for bad in (None, "", "a.b", "x.y.z", "1.2.3.4"):
         assert sessions.verify("tok", bad) is None
     assert not sessions.csrf_ok(issued, None) and not sessions.csrf_ok(issued, "é")
+
+
+def test_service_graph_layers_hops_and_keeps_labels_apart() -> None:
+    rows = [
+        {"from": "payment", "type": "CALLS", "outgoing": False, "label": "Service",
+         "name": "checkout", "source": "Tempo", "status": "Active", "error_rate": 0.12,
+         "p95_ms": 840.0, "hop": 1},
+        {"from": "payment", "type": "DEPLOYED_AS", "outgoing": True, "label": "Deployment",
+         "name": "payment", "source": "StaticInfra", "status": "Stale", "hop": 1},
+        {"from": "checkout", "type": "CALLS", "outgoing": True, "label": "Service",
+         "name": "cart", "source": "Tempo", "status": "Active", "hop": 2},
+        {"from": "payment", "type": "EXPOSES", "outgoing": True, "label": "Endpoint",
+         "name": None, "hop": 1},
+    ]  # fmt: skip
+    g = service_graph("payment", rows)
+    nodes = {n.name: n for n in g.nodes}
+    assert set(nodes) == {"payment", "checkout", "Deployment:payment", "cart"}
+    assert nodes["Deployment:payment"].text == "payment" and nodes["payment"].role == "focus"
+    assert nodes["payment"].x < nodes["checkout"].x < nodes["cart"].x
+    edges = {(e.src, e.dst): e for e in g.edges}
+    assert edges["checkout", "payment"].label == "err 12.0% · p95 840 ms"
+    assert edges["payment", "Deployment:payment"].label == "DEPLOYED_AS"
+    assert edges["payment", "Deployment:payment"].status == "Stale"
+
+
+def test_service_graph_is_bounded() -> None:
+    rows = [{"from": "hub", "type": "CALLS", "outgoing": True, "label": "Service",
+             "name": f"s{i}", "hop": 1} for i in range(500)]  # fmt: skip
+    g = service_graph("hub", rows)
+    assert len(g.nodes) == MAX_NODES and len(g.edges) == MAX_NODES - 1
+
+
+def test_source_rows_merge_nodes_and_edges_oldest_scan_first() -> None:
+    rows = [
+        {"kind": "node", "source": "Tempo", "n": 3, "last_scan": 900.0, "stale": 1},
+        {"kind": "edge", "source": "Tempo", "n": 5, "last_scan": 950.0, "stale": 0},
+        {"kind": "node", "source": "StaticInfra", "n": 7, "last_scan": 100.0, "stale": 0},
+    ]
+    infra, tempo = source_rows(rows, now=1000.0)
+    assert (infra.source, infra.age_s) == ("StaticInfra", 900.0)
+    assert (tempo.nodes, tempo.edges, tempo.stale, tempo.age_s) == (3, 5, 1, 50.0)
+    assert "telemetry" in tempo.lanes
