@@ -25,7 +25,7 @@ from stackgraph.store import GraphStore
 from .conftest import firing, incident
 
 TOKEN = "ui-scale-token"
-SERVICES, EDGES, LOADS = 10_000, 50_000, 7
+SERVICES, EDGES, LOADS = 10_000, 50_000, 15
 
 
 @pytest.fixture
@@ -47,8 +47,15 @@ def big(settings: Settings, store: GraphStore) -> Iterator[tuple[str, str]]:
 
 
 NAV = """() => { const n = performance.getEntriesByType('navigation')[0];
-  const p = performance.getEntriesByName('first-contentful-paint')[0];
-  return [n.responseStart - n.requestStart, p ? p.startTime : null]; }"""
+  return n.responseStart - n.requestStart; }"""
+"""Request to first byte: the server's render, in ms."""
+PAINT = """() => new Promise(resolve => {
+  new PerformanceObserver((list, seen) => {
+    const p = list.getEntriesByName('first-contentful-paint')[0];
+    if (p) { seen.disconnect(); resolve(p.startTime); }
+  }).observe({type: 'paint', buffered: true});
+  setTimeout(() => resolve(null), 10000); })"""
+"""First contentful paint after navigation start, in ms (waits for it to be recorded)."""
 
 
 def test_incident_page_timing_at_10k_services(
@@ -65,19 +72,23 @@ def test_incident_page_timing_at_10k_services(
         assert page.locator("svg.blame g.node").count() > 1
         api = context.new_page()  # the JSON routes, navigated with the bearer token
         api.set_extra_http_headers({"Authorization": f"Bearer {TOKEN}"})
-        server, paint, json_first, graph_first = [], [], [], []
+        server, paint, json_first, graph_first, json_paint = [], [], [], [], []
         for _ in range(LOADS):
             page.goto(f"{url}/ui/incidents/{fp}")
-            ttfb, fcp = page.evaluate(NAV)
-            server.append(float(ttfb))
+            server.append(float(page.evaluate(NAV)))
+            fcp = page.evaluate(PAINT)
             if fcp is not None:
                 paint.append(float(fcp))
             for path, into in (("", json_first), ("/graph", graph_first)):
                 api.goto(f"{url}/api/v1/incidents/{fp}{path}")
-                into.append(float(api.evaluate(NAV)[0]))
+                into.append(float(api.evaluate(NAV)))
+            fcp = api.evaluate(PAINT)  # the JSON graph, drawn by chromium as text
+            if fcp is not None:
+                json_paint.append(float(fcp))
     med: dict[str, Any] = {k: statistics.median(v) for k, v in (
         ("page server render", server), ("page first paint", paint),
-        ("JSON detail", json_first), ("JSON graph", graph_first)) if v}  # fmt: skip
+        ("JSON detail", json_first), ("JSON graph", graph_first),
+        ("JSON graph paint", json_paint)) if v}  # fmt: skip
     base = med["JSON detail"]
     print(f"\n{SERVICES} services, {EDGES} CALLS edges, median of {LOADS} loads:")
     for name, ms in med.items():
