@@ -195,6 +195,13 @@ def test_session_cookie_and_headers(tab: Any, served: tuple[str, str]) -> None:
     response = tab.request.get(f"{url}/ui/incidents/{fp}")
     csp = response.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src" not in csp
+    # logging out ends the session: the next visit goes to the login form
+    tab.click("form.logout button")
+    tab.wait_for_load_state()
+    assert "/ui/login" in tab.url
+    assert not [c for c in tab.context.cookies() if c["name"] == "sg_session"]
+    tab.goto(f"{url}/ui/incidents/{fp}")
+    assert "/ui/login" in tab.url
 
 
 def test_forged_post_without_csrf_is_refused(tab: Any, served: tuple[str, str]) -> None:
