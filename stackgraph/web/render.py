@@ -6,10 +6,12 @@ from __future__ import annotations
 import time
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader
+
+R = TypeVar("R", bound=Response)
 
 __all__ = ["CSP", "EDGE_STYLE", "STATE_FILL", "age", "page", "secure_headers", "when"]
 
@@ -77,7 +79,7 @@ def environment() -> Environment:
     return env
 
 
-def secure_headers(response: HTMLResponse) -> HTMLResponse:
+def secure_headers(response: R) -> R:
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"

@@ -9,12 +9,14 @@ logged-in browser even if SameSite were ignored.
 from __future__ import annotations
 
 import time
+from importlib import resources
 from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from stackgraph.api.deps import ReaderDep, ServiceDep
 from stackgraph.api.routers.incidents import Fingerprint, post_feedback
@@ -126,16 +128,18 @@ async def feedback(request: Request, fingerprint: Fingerprint, service: ServiceD
     write), then back to the incident (post/redirect/get)."""
     form = await read_form(request)
     current = checked(request, form)
+    body: ConfirmedFeedback | WrongFeedback
     try:
-        body: ConfirmedFeedback | WrongFeedback = (
-            ConfirmedFeedback(verdict="confirmed", root_cause=form.get("root_cause", ""))
-            if form.get("verdict") == "confirmed"
-            else WrongFeedback(verdict="wrong")
-        )
+        if form.get("verdict") == "confirmed":
+            body = ConfirmedFeedback(verdict="confirmed", root_cause=form.get("root_cause", ""))
+        elif form.get("verdict") == "wrong":
+            body = WrongFeedback(verdict="wrong")
+        else:
+            return page("error.html", 422, session=current, message="no such verdict")
     except ValidationError:
         return page("error.html", 422, session=current, message="not a root cause name")
-    try:
-        post_feedback(fingerprint, body, service)
+    try:  # the write may wait for the writer lease: not on the event loop
+        await run_in_threadpool(post_feedback, fingerprint, body, service)
     except HTTPException as exc:
         return page("error.html", exc.status_code, session=current, message=str(exc.detail))
     return RedirectResponse(f"/ui/incidents/{quote(fingerprint)}", status_code=303)
@@ -143,7 +147,5 @@ async def feedback(request: Request, fingerprint: Fingerprint, service: ServiceD
 
 @router.get("/static/ui.css")
 def stylesheet() -> Response:
-    from importlib import resources
-
     css = resources.files(__package__).joinpath("static/ui.css").read_text(encoding="utf-8")
-    return secure_headers(HTMLResponse(css, media_type="text/css"))
+    return secure_headers(Response(css, media_type="text/css"))

@@ -211,6 +211,10 @@ def test_forged_post_without_csrf_is_refused(tab: Any, served: tuple[str, str]) 
     # the browser's own session cookie rides along; the CSRF token does not
     for form in ({"verdict": "wrong"}, {"verdict": "wrong", "csrf": "forged"}):
         assert tab.request.post(target, form=form, max_redirects=0).status == 403
+    # with the page's own token, a verdict or root cause the API would refuse is refused
+    csrf = tab.locator("input[name=csrf]").first.get_attribute("value")
+    for form in ({"verdict": "maybe"}, {"verdict": "confirmed", "root_cause": "<b>"}):
+        assert tab.request.post(target, form={**form, "csrf": csrf}).status == 422
     auth = {"Authorization": f"Bearer {TOKEN}"}
     assert httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth).json()["feedback"] == "pending"
 
