@@ -120,13 +120,17 @@ def test_incident_pages_draw_the_blame_graph_and_take_feedback(
     assert tab.locator("ol.timeline li").count() > 0
     # feedback: confirm payment; the page and the JSON API both show it
     assert tab.locator("#feedback-state").inner_text() == "pending"
-    tab.select_option("select[name=root_cause]", "payment")
+    tab.fill("input[name=root_cause]", "payment")
     tab.click("#confirm")
     tab.wait_for_load_state()
     assert tab.url.endswith(f"/ui/incidents/{fp}")
     assert tab.locator("#feedback-state").inner_text() == "confirmed"
     detail = httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth).json()
     assert detail["feedback"] == "confirmed" and detail["root_cause"] == "payment"
+    tab.click("#wrong")  # a person changes their mind
+    tab.wait_for_load_state()
+    assert tab.locator("#feedback-state").inner_text() == "wrong"
+    assert httpx.get(f"{url}/api/v1/incidents/{fp}", headers=auth).json()["feedback"] == "wrong"
     assert tab.dialogs == []
 
 
