@@ -18,7 +18,7 @@ from stackgraph import cypher
 from stackgraph.errors import StoreError
 from stackgraph.store import GraphStore
 
-from .layout import Link, Placed, link, place
+from .layout import Link, Placed, extent, link, place
 
 if TYPE_CHECKING:
     from stackgraph.api.schemas import IncidentDetail
@@ -31,6 +31,7 @@ __all__ = [
     "edge_label",
     "edge_rows",
     "graph_for",
+    "number",
 ]
 
 MAX_CANDIDATES = 8
@@ -119,8 +120,8 @@ def _edges(
     for r in rows:
         key = (str(r["src"]), str(r["dst"]))
         if key[0] in names and key[1] in names and (key not in edges or r["type"] == "CALLS"):
-            edges[key] = {"type": str(r["type"]), "error_rate": _num(r.get("error_rate")),
-                          "p95_ms": _num(r.get("p95_ms")), "source": str(r.get("source") or "?"),
+            edges[key] = {"type": str(r["type"]), "error_rate": number(r.get("error_rate")),
+                          "p95_ms": number(r.get("p95_ms")), "source": str(r.get("source") or "?"),
                           "status": str(r.get("status") or "?")}  # fmt: skip
     for c in candidates:
         for path in c.get("paths") or ():
@@ -132,7 +133,8 @@ def _edges(
     return [{"src": a, "dst": b, **e} for (a, b), e in sorted(edges.items())]
 
 
-def _num(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """A measurement as the graph returned it: a number, or None for anything else."""
     return float(value) if isinstance(value, int | float) else None
 
 
@@ -164,8 +166,7 @@ def blame_graph(detail: IncidentDetail, rows: Iterable[Mapping[str, Any]]) -> Bl
         geometry = link(placed[e["src"]], placed[e["dst"]])
         edges.append(BlameEdge(**e, **geometry.model_dump(),
                                label=edge_label(e["error_rate"], e["p95_ms"])))  # fmt: skip
-    width = max((p.x + p.r for p in placed.values()), default=0.0) + 120
-    height = max((p.y + p.r for p in placed.values()), default=0.0) + 60
+    width, height = extent(placed, {})
     return BlameGraph(anchor=anchor, nodes=nodes, edges=edges, width=width, height=height)
 
 

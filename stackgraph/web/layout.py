@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["COLUMN_GAP", "ROW_GAP", "Link", "Placed", "link", "place"]
+__all__ = ["COLUMN_GAP", "ROW_GAP", "Link", "Placed", "extent", "link", "place"]
 
 COLUMN_GAP = 250.0
 ROW_GAP = 120.0
@@ -85,3 +85,16 @@ def place(layer: Mapping[str, int], weight: Mapping[str, float]) -> dict[str, Pl
             r = R_MIN + (R_MAX - R_MIN) * math.sqrt(w)
             placed[name] = Placed(MARGIN_X + col * COLUMN_GAP, top + row * ROW_GAP, round(r, 1))
     return placed
+
+
+CHAR_W = 8.5
+"""About the width of a character of the node labels (bold 14 px), for the canvas size."""
+
+
+def extent(placed: Mapping[str, Placed], texts: Mapping[str, str]) -> tuple[float, float]:
+    """A canvas (width, height) holding every node and the name written under it (centred
+    on the node, so a long name reaches half its width to the right)."""
+    width = max((p.x + max(p.r, len(texts.get(n, n)) * CHAR_W / 2) for n, p in placed.items()),
+                default=0.0)  # fmt: skip
+    height = max((p.y + p.r for p in placed.values()), default=0.0)
+    return round(width + 40, 1), round(height + 60, 1)

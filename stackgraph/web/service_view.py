@@ -15,8 +15,8 @@ from stackgraph import cypher
 from stackgraph.store import GraphStore
 from stackgraph.timetravel import at_params
 
-from .blame_graph import BlameEdge, BlameGraph, BlameNode, edge_label
-from .layout import link, place
+from .blame_graph import BlameEdge, BlameGraph, BlameNode, edge_label, number
+from .layout import extent, link, place
 
 __all__ = ["MAX_HOPS", "ServiceView", "history", "read_service", "service_graph"]
 
@@ -72,19 +72,14 @@ def service_graph(service: str, rows: Iterable[Mapping[str, Any]]) -> BlameGraph
     drawn = []
     for (src, dst, kind), r in sorted(edges.items()):
         if src in placed and dst in placed:
-            err, p95 = _num(r.get("error_rate")), _num(r.get("p95_ms"))
+            err, p95 = number(r.get("error_rate")), number(r.get("p95_ms"))
             drawn.append(BlameEdge(**link(placed[src], placed[dst]).model_dump(), src=src,
                                    dst=dst, type=kind, error_rate=err, p95_ms=p95,
                                    source=str(r.get("source") or "?"),
                                    status=str(r.get("status") or "?"),
                                    label=edge_label(err, p95) or kind))  # fmt: skip
-    width = max((p.x + p.r for p in placed.values()), default=0.0) + 160
-    height = max((p.y + p.r for p in placed.values()), default=0.0) + 60
+    width, height = extent(placed, texts)
     return BlameGraph(anchor=service, nodes=nodes, edges=drawn, width=width, height=height)
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
 
 
 def history(rows: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], ...]:
