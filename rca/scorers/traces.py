@@ -19,9 +19,12 @@ them as one source.
 
 Instability and self time are levels, and a level is no evidence of a fault (the rule of
 `telemetry`): each votes by its rise from the baseline window to the alert window
-(`relative_change`), counted like latency, once it doubles (`DOUBLING`; a rise from zero
-counts as one); a service without spans in the baseline gets no verdict. Each abstains
-without spans in the alert window; failed_calls also without a log line that names its span.
+(`relative_change`), counted like latency, once it doubles (`DOUBLING`). A service without
+spans in the baseline gets no verdict, and neither does one whose baseline self time is
+the clip's zero (its slowest callee's mean above its own: calls made asynchronously, or a
+callee slowed by other callers): that zero was not measured, so no rise from it is. Each
+abstains without spans in the alert window; failed_calls also without a log line that
+names its span.
 """
 
 from __future__ import annotations
@@ -109,9 +112,6 @@ def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
 
 
 def _rise(now: float, before: float) -> float:
-    """A rise from zero has no scale: it counts as the least rise that counts (`rca.series`)."""
-    if before <= 0:
-        return DOUBLING if now > 0 else 0.0
     change = relative_change(now, before)
     return change if change >= DOUBLING else 0.0
 
@@ -182,9 +182,9 @@ def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     if not alert:
         return votes("self_time", {}, abstained="no spans in the alert window")
     now, before = _self_time(alert), _self_time(base)
-    judged = [svc for svc in now if svc in before]
+    judged = [svc for svc in now if before.get(svc, 0.0) > 0]
     if not judged:
-        return votes("self_time", {}, abstained="no service with spans in both windows")
+        return votes("self_time", {}, abstained="no service with its own time in both windows")
     scores = {svc: _rise(now[svc], before[svc]) for svc in judged}
     evidence = {svc: (Evidence("self_time", f"{now[svc]:.1f} ms per call in its own spans beyond "
                                f"its slowest callee, baseline {before[svc]:.1f} ms", "traces",

@@ -64,3 +64,19 @@ def test_trace_structure_votes_by_its_rise_from_the_baseline() -> None:
     unseen = Facts(anchor="web", windows=WIN, traces=((), slow))
     assert instability(unseen, {}).abstained and self_time(unseen, {}).abstained
     assert instability(Facts(anchor="web", windows=WIN), {}).abstained
+
+
+def test_a_self_time_clipped_to_zero_in_the_baseline_gives_no_verdict() -> None:
+    """api calls db asynchronously in the baseline (returns before db does): its self time
+    clips to 0, which was not measured, so its alert-window self time has nothing to rise
+    from."""
+
+    def spans(n0: int, t: float, api_ms: float) -> tuple[Span, ...]:
+        return tuple(s for i in range(30) for s in (
+            Span(f"t{n0 + i}", "a", "", "api", "", api_ms, t + i),
+            Span(f"t{n0 + i}", "d", "a", "db", "", 50.0, t + i),
+        ))  # fmt: skip
+
+    facts = Facts(anchor="api", windows=WIN, traces=(spans(0, T0 - 300, 5.0), spans(99, T0, 80.0)))
+    sig = self_time(facts, {})
+    assert "api" not in sig.scores and (sig.covered is None or "api" not in sig.covered)
