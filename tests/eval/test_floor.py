@@ -1,8 +1,8 @@
 """The accuracy floor, through the product path: each shared dataset replayed as
 `stackgraph eval` runs it (a real Prometheus, the lanes, data-timed alerts, `Planner`), and
 StackGraph's AC@1 must not fall more than 3 points below what was measured when the one
-path last changed (EVAL.md). Whole datasets: each runs within a few minutes on two cores (nezha-tt, with its logs and
-spans, the longest)."""
+path last changed (EVAL.md). Whole datasets: each runs within a few minutes on two cores
+(nezha-tt, with its logs and spans, the longest)."""
 
 from __future__ import annotations
 
