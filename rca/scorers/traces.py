@@ -142,7 +142,7 @@ def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 
 
 def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    stats, _ = stats_from_spans(facts.traces[1])
+    stats = facts.trace_calls[1]
     calls = [(s.client, s.server) for s in stats if s.client != USER_CLIENT]
     if not calls:
         return votes("centrality", {}, abstained="no calls among the alert window's spans")
@@ -161,10 +161,9 @@ def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     return votes("centrality", scores, evidence, covered=names)
 
 
-def _self_time(spans: Sequence[Span]) -> dict[str, float]:
+def _self_time(spans: Sequence[Span], stats: Sequence[EdgeStat]) -> dict[str, float]:
     """Milliseconds per call each service spends in its own spans, beyond its slowest callee."""
     durations = _by_service(spans)
-    stats, _ = stats_from_spans(spans)
     callees: dict[str, list[str]] = defaultdict(list)
     for s in stats:
         if s.client != USER_CLIENT:
@@ -181,7 +180,8 @@ def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     base, alert = facts.traces
     if not alert:
         return votes("self_time", {}, abstained="no spans in the alert window")
-    now, before = _self_time(alert), _self_time(base)
+    calls_base, calls_alert = facts.trace_calls
+    now, before = _self_time(alert, calls_alert), _self_time(base, calls_base)
     judged = [svc for svc in now if before.get(svc, 0.0) > 0]
     if not judged:
         return votes("self_time", {}, abstained="no service with its own time in both windows")
