@@ -41,7 +41,7 @@ from ..facts import Facts
 from ..model import Evidence
 from ..series import DOUBLING, ERROR_HALF, relative_change
 from .blame import personalised_pagerank
-from .signal import Signal, votes
+from .signal import Signal, all_nodes, votes
 
 MIN_SPANS = 20
 """A p99 over fewer spans is the slowest one, not a tail."""
@@ -87,9 +87,12 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         if v > into.get(s, (0.0, ("", "")))[0]:
             into[s] = (v, (c, s))
         out_of[c] = max(out_of[c], v)
+    nodes = all_nodes(facts)
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for svc, (v, (c, s)) in into.items():
+        if svc not in nodes:
+            continue
         scores[svc] = max(0.0, v - out_of[svc])
         if scores[svc] > 0:
             e = now[(c, s)]
@@ -100,7 +103,7 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                          f"(baseline {was}); its own calls: {out_of[svc]:.2f}", "traces+logs",
                          round(scores[svc], 4), f"calls:{c}->{s}"),
             )  # fmt: skip
-    return votes("failed_calls", scores, evidence, covered={s for _, s in move})
+    return votes("failed_calls", scores, evidence, covered={s for _, s in move if s in nodes})
 
 
 def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
@@ -128,7 +131,9 @@ def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     base, alert = facts.traces
     if not alert:
         return votes("instability", {}, abstained="no spans in the alert window")
-    now, before = _instability(alert), _instability(base)
+    nodes = all_nodes(facts)
+    now = _instability([s for s in alert if s.service in nodes])
+    before = _instability([s for s in base if s.service in nodes])
     judged = [svc for svc in now if svc in before]
     if not judged:
         return votes("instability", {}, abstained=f"no service with {MIN_SPANS} spans in both "
@@ -182,7 +187,8 @@ def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         return votes("self_time", {}, abstained="no spans in the alert window")
     calls_base, calls_alert = facts.trace_calls
     now, before = _self_time(alert, calls_alert), _self_time(base, calls_base)
-    judged = [svc for svc in now if before.get(svc, 0.0) > 0]
+    nodes = all_nodes(facts)
+    judged = [svc for svc in now if svc in nodes and before.get(svc, 0.0) > 0]
     if not judged:
         return votes("self_time", {}, abstained="no service with its own time in both windows")
     scores = {svc: _rise(now[svc], before[svc]) for svc in judged}
