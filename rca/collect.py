@@ -11,7 +11,7 @@ import math
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackgraph import cypher
 from stackgraph.errors import SourceUnavailable
@@ -32,6 +32,9 @@ from .facts import (
     num,
 )
 from .model import Alert, MetricsSource
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
 
 MIN_HOPS, MAX_HOPS = 1, 4
 _MAX_PATHS_PER_NODE = 3
@@ -409,15 +412,30 @@ def logs(store: GraphReader, req: Request, facts: Facts) -> Facts:
     return replace(facts, logs=out, notes=facts.note(*notes))
 
 
+def around(spans: Sequence[Span], names: set[str]) -> tuple[Span, ...]:
+    """The spans of `names` and the spans one call away from them (their parents and
+    children in other services): every call into or out of a candidate, and no more, so a
+    plan's trace work grows with its neighbourhood, not with the whole system's traffic."""
+    mine = {(s.trace_id, s.span_id) for s in spans if s.service in names}
+    parents = {(s.trace_id, s.parent_id) for s in spans if s.service in names and s.parent_id}
+    return tuple(
+        s for s in spans
+        if (s.trace_id, s.span_id) in mine or (s.trace_id, s.span_id) in parents
+        or (s.trace_id, s.parent_id) in mine
+    )  # fmt: skip
+
+
 def traces(store: GraphReader, req: Request, facts: Facts) -> Facts:
-    """Every service's spans in the baseline and alert windows, via SpanSource."""
+    """The spans around the candidates (`around`) in the baseline and alert windows, via
+    SpanSource."""
     source = req.spans
     if source is None:
         return replace(facts, notes=facts.note("no span source: trace structure not read"))
     (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    names = set(candidate_names(facts))
     try:
-        base = tuple(s for s in source.spans(b0, b1) if s.end_s < b1)
-        alert = tuple(source.spans(a0, a1))
+        base = around([s for s in source.spans(b0, b1) if s.end_s < b1], names)
+        alert = around(source.spans(a0, a1), names)
     except Exception as exc:  # a source is outside the graph; its failure leaves a partial plan
         return replace(facts, notes=facts.note(f"spans failed: {type(exc).__name__}: {exc}"))
     return replace(facts, traces=(base, alert))

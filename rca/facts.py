@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .model import Alert, LogLine, LogSource, MetricsSource, SpanSource
 
 if TYPE_CHECKING:
-    from stackgraph.ingest.lanes.telemetry import Span
+    from stackgraph.ingest.lanes.telemetry import EdgeStat, Span
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,15 @@ class Facts:
 
     def note(self, *more: str) -> tuple[str, ...]:
         return (*self.notes, *more)
+
+    @cached_property
+    def trace_calls(self) -> tuple[tuple[EdgeStat, ...], tuple[EdgeStat, ...]]:
+        """The baseline's and the alert window's spans paired into calls (Tempo's rule),
+        once per plan for every trace scorer: pairing a busy window is most of their cost."""
+        from stackgraph.ingest.lanes.telemetry import stats_from_spans
+
+        base, alert = self.traces
+        return tuple(stats_from_spans(base)[0]), tuple(stats_from_spans(alert)[0])
 
 
 def num(value: Any) -> float | None:

@@ -50,14 +50,22 @@ def surprise(count: int, baseline: int, span_a: float, span_b: float) -> float:
     return -math.log10(max(p, 1e-300))
 
 
-def new_template_lines(base: Sequence[LogLine], alert: Sequence[LogLine]) -> list[LogLine]:
-    """Alert lines whose template no baseline line has."""
+def new_template_lines(
+    base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None
+) -> tuple[list[LogLine], list[LogLine]]:
+    """(alert lines whose template no baseline line has, baseline lines from `mid` on whose
+    template no line before `mid` has): one miner, fed the baseline's halves in turn."""
     config = TemplateMinerConfig()
     config.profiling_enabled = False
     miner = TemplateMiner(config=config)
-    for line in base:
+    first = [x for x in base if mid is None or x.t < mid]
+    second = [x for x in base if mid is not None and x.t >= mid]
+    for line in first:
         miner.add_log_message(line.text)
-    return [line for line in alert if miner.match(line.text) is None]
+    usual = [line for line in second if miner.match(line.text) is None]
+    for line in second:
+        miner.add_log_message(line.text)
+    return [line for line in alert if miner.match(line.text) is None], usual
 
 
 def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -81,10 +89,7 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             found.append((s, f"{errs_a} error line(s) in the alert window, {errs_b} in the "
                              f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
         if len(base) >= MIN_BASELINE_LINES:
-            new = new_template_lines(base, alert)
-            mid = b0 + span_b / 2
-            usual = new_template_lines([x for x in base if x.t < mid],
-                                       [x for x in base if x.t >= mid])  # fmt: skip
+            new, usual = new_template_lines(base, alert, mid=b0 + span_b / 2)
             s = surprise(len(new), len(usual), span_a, span_b / 2)
             if s >= -math.log10(OUT_P):
                 found.append((s, f"{len(new)} line(s) of templates the baseline never showed "

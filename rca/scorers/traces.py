@@ -19,9 +19,12 @@ them as one source.
 
 Instability and self time are levels, and a level is no evidence of a fault (the rule of
 `telemetry`): each votes by its rise from the baseline window to the alert window
-(`relative_change`), counted like latency, once it doubles (`DOUBLING`; a rise from zero
-counts as one); a service without spans in the baseline gets no verdict. Each abstains
-without spans in the alert window; failed_calls also without a log line that names its span.
+(`relative_change`), counted like latency, once it doubles (`DOUBLING`). A service without
+spans in the baseline gets no verdict, and neither does one whose baseline self time is
+the clip's zero (its slowest callee's mean above its own: calls made asynchronously, or a
+callee slowed by other callers): that zero was not measured, so no rise from it is. Each
+abstains without spans in the alert window; failed_calls also without a log line that
+names its span.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from ..facts import Facts
 from ..model import Evidence
 from ..series import DOUBLING, ERROR_HALF, relative_change
 from .blame import personalised_pagerank
-from .signal import Signal, votes
+from .signal import Signal, all_nodes, votes
 
 MIN_SPANS = 20
 """A p99 over fewer spans is the slowest one, not a tail."""
@@ -84,9 +87,12 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         if v > into.get(s, (0.0, ("", "")))[0]:
             into[s] = (v, (c, s))
         out_of[c] = max(out_of[c], v)
+    nodes = all_nodes(facts)
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for svc, (v, (c, s)) in into.items():
+        if svc not in nodes:
+            continue
         scores[svc] = max(0.0, v - out_of[svc])
         if scores[svc] > 0:
             e = now[(c, s)]
@@ -97,7 +103,7 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                          f"(baseline {was}); its own calls: {out_of[svc]:.2f}", "traces+logs",
                          round(scores[svc], 4), f"calls:{c}->{s}"),
             )  # fmt: skip
-    return votes("failed_calls", scores, evidence, covered={s for _, s in move})
+    return votes("failed_calls", scores, evidence, covered={s for _, s in move if s in nodes})
 
 
 def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
@@ -109,9 +115,6 @@ def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
 
 
 def _rise(now: float, before: float) -> float:
-    """A rise from zero has no scale: it counts as the least rise that counts (`rca.series`)."""
-    if before <= 0:
-        return DOUBLING if now > 0 else 0.0
     change = relative_change(now, before)
     return change if change >= DOUBLING else 0.0
 
@@ -128,7 +131,9 @@ def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     base, alert = facts.traces
     if not alert:
         return votes("instability", {}, abstained="no spans in the alert window")
-    now, before = _instability(alert), _instability(base)
+    nodes = all_nodes(facts)
+    now = _instability([s for s in alert if s.service in nodes])
+    before = _instability([s for s in base if s.service in nodes])
     judged = [svc for svc in now if svc in before]
     if not judged:
         return votes("instability", {}, abstained=f"no service with {MIN_SPANS} spans in both "
@@ -142,7 +147,7 @@ def instability(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 
 
 def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
-    stats, _ = stats_from_spans(facts.traces[1])
+    stats = facts.trace_calls[1]
     calls = [(s.client, s.server) for s in stats if s.client != USER_CLIENT]
     if not calls:
         return votes("centrality", {}, abstained="no calls among the alert window's spans")
@@ -161,10 +166,9 @@ def centrality(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     return votes("centrality", scores, evidence, covered=names)
 
 
-def _self_time(spans: Sequence[Span]) -> dict[str, float]:
+def _self_time(spans: Sequence[Span], stats: Sequence[EdgeStat]) -> dict[str, float]:
     """Milliseconds per call each service spends in its own spans, beyond its slowest callee."""
     durations = _by_service(spans)
-    stats, _ = stats_from_spans(spans)
     callees: dict[str, list[str]] = defaultdict(list)
     for s in stats:
         if s.client != USER_CLIENT:
@@ -181,10 +185,12 @@ def self_time(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     base, alert = facts.traces
     if not alert:
         return votes("self_time", {}, abstained="no spans in the alert window")
-    now, before = _self_time(alert), _self_time(base)
-    judged = [svc for svc in now if svc in before]
+    calls_base, calls_alert = facts.trace_calls
+    now, before = _self_time(alert, calls_alert), _self_time(base, calls_base)
+    nodes = all_nodes(facts)
+    judged = [svc for svc in now if svc in nodes and before.get(svc, 0.0) > 0]
     if not judged:
-        return votes("self_time", {}, abstained="no service with spans in both windows")
+        return votes("self_time", {}, abstained="no service with its own time in both windows")
     scores = {svc: _rise(now[svc], before[svc]) for svc in judged}
     evidence = {svc: (Evidence("self_time", f"{now[svc]:.1f} ms per call in its own spans beyond "
                                f"its slowest callee, baseline {before[svc]:.1f} ms", "traces",

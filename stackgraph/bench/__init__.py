@@ -6,6 +6,7 @@ from __future__ import annotations
 BENCHES: dict[str, str] = {
     "ingest": "stackgraph.bench.ingest",
     "investigate": "stackgraph.bench.investigate",
+    "evidence": "stackgraph.bench.evidence_sources",
     "code_index": "stackgraph.bench.code_index",
     "memory": "stackgraph.bench.memory",
     "infra": "stackgraph.bench.infra",

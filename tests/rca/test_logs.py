@@ -98,7 +98,7 @@ def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> Non
     sig = logs(facts, {})
     assert set(sig.scores) == {"bad"} and sig.scores["bad"] > 10
     assert any("templates the baseline never showed" in e.summary for e in sig.evidence["bad"])
-    assert len(new_template_lines(base, burst + quiet)) == 12
+    assert len(new_template_lines(base, burst + quiet)[0]) == 12
     assert logs(Facts(anchor="a", windows=facts.windows), {}).abstained
 
 
@@ -113,7 +113,8 @@ def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
     fresh = tuple(_line(T0 + 10 * i, one_off(100 + i)) for i in range(12))
     windows = Windows((T0, T0 + 120), (T0 - 600, T0))
     sig = logs(Facts(anchor="a", windows=windows, logs={"chatty": (chatty, fresh)}), {})
-    assert len(new_template_lines(chatty, fresh)) > 0 and sig.scores == {}
+    new, usual = new_template_lines(chatty, fresh, mid=T0 - 300)
+    assert len(new) == 12 and len(usual) == 30 and sig.scores == {}
 
 
 def test_surprise_is_a_poisson_tail() -> None:

@@ -6,13 +6,14 @@ from pathlib import Path
 
 from stackgraph.eval.lane_files import write_spans
 from stackgraph.ingest.lanes.telemetry import Span
-from stackgraph.rca.facts import Facts, Windows
+from stackgraph.rca.facts import Facts, NodeFact, Windows
 from stackgraph.rca.model import LogLine
 from stackgraph.rca.scorers.traces import centrality, failed_calls, instability, self_time
 from stackgraph.rca.sources import FileSpans
 
 T0 = 1_700_000_000.0
 WIN = Windows((T0, T0 + 120), (T0 - 600, T0))
+NODES = {n: NodeFact(n) for n in ("web", "api", "db")}
 
 
 def _trace(n: int, t: float, db_ms: float = 10.0) -> list[Span]:
@@ -41,12 +42,12 @@ def test_calls_fail_by_the_error_lines_their_spans_logged() -> None:
     alert = _spans(T0, 30)
     errors = tuple(LogLine(T0 + i, "db", "ERROR", "boom", f"t{int(T0) + i}", "d")
                    for i in range(0, 30, 2))  # fmt: skip
-    facts = Facts(anchor="web", windows=WIN, traces=(_spans(T0 - 300, 30), alert),
+    facts = Facts(anchor="web", nodes=NODES, windows=WIN, traces=(_spans(T0 - 300, 30), alert),
                   logs={"db": ((), errors)})  # fmt: skip
     sig = failed_calls(facts, {})
     assert set(sig.scores) == {"db"}  # api's calls into db fail; nothing db calls does
     assert "50% of 30 calls logged an error" in sig.evidence["db"][0].summary
-    quiet = Facts(anchor="web", windows=WIN, traces=((), alert))
+    quiet = Facts(anchor="web", nodes=NODES, windows=WIN, traces=((), alert))
     assert failed_calls(quiet, {}).abstained == "no error line names the span it was in"
 
 
@@ -54,13 +55,41 @@ def test_trace_structure_votes_by_its_rise_from_the_baseline() -> None:
     """db is sometimes slow in the alert window: its tail rises most, and only its own time
     rises (web and api wait on it). A level with nothing to compare abstains."""
     slow = tuple(s for i in range(40) for s in _trace(i, T0 + i, 1000.0 if i % 10 == 0 else 10))
-    facts = Facts(anchor="web", windows=WIN, traces=(_spans(T0 - 300, 40), slow))
+    facts = Facts(anchor="web", nodes=NODES, windows=WIN, traces=(_spans(T0 - 300, 40), slow))
     unstable = instability(facts, {}).scores  # web and api wait on db's tail
     assert max(unstable, key=lambda k: unstable[k]) == "db"
     own = self_time(facts, {})
     assert set(own.scores) == {"db"} and "baseline" in own.evidence["db"][0].summary
     central = centrality(facts, {}).scores
     assert central["db"] > central["web"]  # depended on, depending on nothing
-    unseen = Facts(anchor="web", windows=WIN, traces=((), slow))
+    unseen = Facts(anchor="web", nodes=NODES, windows=WIN, traces=((), slow))
     assert instability(unseen, {}).abstained and self_time(unseen, {}).abstained
     assert instability(Facts(anchor="web", windows=WIN), {}).abstained
+
+
+def test_a_self_time_clipped_to_zero_in_the_baseline_gives_no_verdict() -> None:
+    """api calls db asynchronously in the baseline (returns before db does): its self time
+    clips to 0, which was not measured, so its alert-window self time has nothing to rise
+    from."""
+
+    def spans(n0: int, t: float, api_ms: float) -> tuple[Span, ...]:
+        return tuple(s for i in range(30) for s in (
+            Span(f"t{n0 + i}", "a", "", "api", "", api_ms, t + i),
+            Span(f"t{n0 + i}", "d", "a", "db", "", 50.0, t + i),
+        ))  # fmt: skip
+
+    traces = (spans(0, T0 - 300, 5.0), spans(99, T0, 80.0))
+    facts = Facts(anchor="api", nodes=NODES, windows=WIN, traces=traces)
+    sig = self_time(facts, {})
+    assert "api" not in sig.scores and (sig.covered is None or "api" not in sig.covered)
+
+
+def test_a_plan_reads_the_spans_one_call_around_its_candidates() -> None:
+    """web → api → db; a plan about api keeps api's spans and the calls into and out of it
+    (web's and db's spans of those calls), and nothing of a far service."""
+    from stackgraph.rca.collect import around
+
+    far = Span("t9", "x", "", "batch", "", 5.0, T0)
+    got = around([*_trace(1, T0), far], {"api"})
+    assert {s.service for s in got} == {"web", "api", "db"}
+    assert around([*_trace(1, T0), far], {"db"}) == tuple(_trace(1, T0)[1:])

@@ -23,8 +23,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ._edges import USER_CLIENT, EdgeStat
 from ._span import Span
 
@@ -101,6 +99,16 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
     return pairs
 
 
+def _p95(values: list[float]) -> float:
+    """numpy's default (linear) 95th percentile, without numpy's per-call overhead: a window
+    holds thousands of pairs of a few calls each, where `np.percentile` costs ~100x more."""
+    ordered = sorted(values)
+    pos = 0.95 * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
 def stats_from_spans(spans: Sequence[Span]) -> tuple[list[EdgeStat], float]:
     """Pair spans as Tempo's service graph does; return the pair stats and the last end time."""
     stats = [
@@ -109,7 +117,7 @@ def stats_from_spans(spans: Sequence[Span]) -> tuple[list[EdgeStat], float]:
             server=s,
             trace_count=p.count,
             error_rate=p.failed / p.count,
-            latency_p95_ms=float(np.percentile(p.durations, 95)),
+            latency_p95_ms=_p95(p.durations),
             connection_type=ctype,
             virtual_node=virtual,
             subject=subject,
