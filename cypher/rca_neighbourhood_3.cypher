@@ -14,7 +14,7 @@ WHERE t <> s
   AND ($at IS NULL OR (all(x IN nodes(p) WHERE <<existed_at:x>>)
                        AND all(y IN relationships(p) WHERE <<existed_at:y>>)))
 WITH p, t, last(relationships(p)) AS e
-RETURN 'path' AS kind, [x IN nodes(p) | x.name] AS names, type(e) AS type,
+RETURN 'path' AS kind, [x IN nodes(p) | coalesce(x.name, x.path)] AS names, type(e) AS type,
        e.trace_count AS trace_count, e.error_rate AS error_rate,
        e.latency_p95_ms AS latency_p95_ms, e.source AS e_source,
        <<status_at:e>> AS e_status, e.last_seen AS e_last_seen, labels(t)[0] AS label,
@@ -26,7 +26,7 @@ LIMIT $limit
 UNION ALL
 MATCH (c)-[e:CALLS]->(s:Service {name: $anchor})
 WHERE c <> s AND <<existed_at:c>> AND <<existed_at:e>>
-RETURN 'caller' AS kind, [s.name, c.name] AS names, type(e) AS type,
+RETURN 'caller' AS kind, [s.name, coalesce(c.name, c.path)] AS names, type(e) AS type,
        e.trace_count AS trace_count, e.error_rate AS error_rate,
        e.latency_p95_ms AS latency_p95_ms, e.source AS e_source,
        <<status_at:e>> AS e_status, e.last_seen AS e_last_seen, labels(c)[0] AS label,
