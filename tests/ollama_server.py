@@ -3,12 +3,12 @@ deterministic vectors of a chosen size, and a record of the model each request n
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from sgtest import serve_http
 
 
 @dataclass
@@ -22,28 +22,12 @@ class FakeOllama:
 def ollama_server(dim: int = 1024) -> Iterator[FakeOllama]:
     fake = FakeOllama("")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            fake.models.append(body["model"])
-            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            vectors = [[0.01 * (i + 1)] * dim for i in range(len(texts))]
-            data = json.dumps({"model": body["model"], "embeddings": vectors}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def embed(path: str, body: Any) -> tuple[int, Any]:
+        fake.models.append(body["model"])
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        vectors = [[0.01 * (i + 1)] * dim for i in range(len(texts))]
+        return 200, {"model": body["model"], "embeddings": vectors}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    fake.url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serve_http(post=embed) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -41,24 +41,42 @@ def dataset_folder(name: str) -> Path:
 
 RawAnswer = Callable[[str], tuple[int, Any]]
 """raw request path (with its query) -> (HTTP status, body: a str is text/plain, else JSON)."""
+PostAnswer = Callable[[str, Any], tuple[int, Any]]
+"""(path, the JSON body) -> (HTTP status, body), as RawAnswer."""
+
+
+def _not_found(path: str, *_: Any) -> tuple[int, Any]:
+    return 404, f"no route {path}"
 
 
 @contextmanager
-def serve_http(answer: RawAnswer) -> Iterator[str]:
-    """A real HTTP server on 127.0.0.1 answering GETs from `answer`, for the block's duration;
-    yields its base URL. The one fake for APIs that cannot run here speaks their wire format."""
+def serve_http(answer: RawAnswer = _not_found, post: PostAnswer = _not_found) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 answering GETs from `answer` and JSON POSTs from
+    `post`, for the block's duration; yields its base URL. The one fake for APIs that cannot
+    run here speaks their wire format."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            code, body = answer(self.path)
+        def _send(self, code: int, body: Any) -> None:
             text = body if isinstance(body, str) else json.dumps(body)
             data = text.encode()
-            self.send_response(code)
-            kind = "text/plain; charset=utf-8" if isinstance(body, str) else "application/json"
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(code)
+                kind = "text/plain; charset=utf-8" if isinstance(body, str) else "application/json"
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the asking process went away mid-call (a test may mean it)
+
+        def do_GET(self) -> None:
+            self._send(*answer(self.path))
+
+        def do_POST(self) -> None:
+            body = json.loads(
+                self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null"
+            )
+            self._send(*post(self.path, body))
 
         def log_message(self, *args: Any) -> None:
             pass

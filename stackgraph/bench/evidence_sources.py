@@ -27,7 +27,7 @@ from stackgraph.rca import Alert, investigate
 from stackgraph.rca.sources import FileLogs, FileSpans
 from stackgraph.store import GraphStore
 
-from .investigate import T0, generate
+from .investigate import T0, generate, pct
 
 ALERT = (T0 + 300, T0 + 600)
 """The alert window `investigate(at=T0 + 600)` reads; the baseline is the 20 minutes before."""
@@ -56,10 +56,6 @@ def _spans(edges: list[tuple[str, str]], rng: np.random.Generator, n: int) -> li
         out += [Span(f"t{i}", "c", "", caller, "", ms + 5, end),
                 Span(f"t{i}", "s", "c", callee, "", ms, end)]  # fmt: skip
     return out
-
-
-def _pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
 
 
 def run(quick: bool = False) -> str:
@@ -98,7 +94,7 @@ def run(quick: bool = False) -> str:
                 voted += any("logs" in c.signals for c in plan.candidates)
             with GraphIngestor(store, who="bench") as writer:
                 writer.drop_graph()
-    p50, p95, r50, r95 = _pct(plain, 50), _pct(plain, 95), _pct(rich, 50), _pct(rich, 95)
+    p50, p95, r50, r95 = pct(plain, 50), pct(plain, 95), pct(rich, 50), pct(rich, 95)
     return "\n".join([
         "## investigate with log and span evidence",
         "",

@@ -30,7 +30,7 @@ from stackgraph.store import GraphStore
 T0 = 1_800_000_000.0
 
 
-def _pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
@@ -111,9 +111,9 @@ def run(quick: bool = False) -> str:
                 assert plan.anchor == a, plan.reason
             with GraphIngestor(store, who="bench") as writer:
                 writer.drop_graph()
-    p50, p95 = _pct(inv, 50), _pct(inv, 95)
-    r50, r95 = _pct(raw, 50), _pct(raw, 95)
-    g50, g95 = _pct(reads, 50), _pct(reads, 95)
+    p50, p95 = pct(inv, 50), pct(inv, 95)
+    r50, r95 = pct(raw, 50), pct(raw, 95)
+    g50, g95 = pct(reads, 50), pct(reads, 95)
     return "\n".join(
         [
             "## investigate (read path)",

@@ -11,13 +11,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from kube_apiserver import FakeKube, kube_list, serve_kube
+from sgtest import serve_http
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
@@ -167,34 +167,14 @@ class ScriptedModel:
 def scripted_model() -> Iterator[ScriptedModel]:
     model = ScriptedModel([])
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if self.path != "/api/chat":
-                self.send_response(404)
-                self.end_headers()
-                return
-            data = json.dumps(model.reply(body)).encode()
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the asking process was killed mid-call (a test meant it)
+    def chat(path: str, body: Any) -> tuple[int, Any]:
+        if path != "/api/chat":
+            return 404, f"no route {path}"
+        return 200, model.reply(body)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    model.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield model
-    server.shutdown()
-    server.server_close()
+    with serve_http(post=chat) as url:
+        model.url = url
+        yield model
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
