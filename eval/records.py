@@ -1,29 +1,19 @@
-"""Pure builders of CALLS-with-statistics and Deploy records, for replays and the demo.
+"""Pure builders of CALLS-with-statistics and Deploy records, for benchmarks and tests.
 
 The telemetry lane (Tempo service-graph metrics) and the change lane (Flux + Git) produce
-these facts live. Replayed datasets and the demo have the facts without those sources, so
-they are written with `source: Synthetic` through the same single writer.
+these facts live. Generated platforms have the facts without those sources, so they are
+written with `source: Synthetic` through the same single writer. The statistics are the
+lane's own `EdgeStat`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch, Source, Status
-
-
-@dataclass(frozen=True)
-class EdgeStat:
-    """One caller → callee dependency with its statistics over a window."""
-
-    client: str
-    server: str
-    trace_count: float | None = None
-    error_rate: float | None = None
-    latency_p95_ms: float | None = None
-    status: str = Status.ACTIVE.value
 
 
 @dataclass(frozen=True)
@@ -40,6 +30,7 @@ def _clean(props: Mapping[str, float | None]) -> dict[str, float]:
 def edge_stat_records(
     stats: Iterable[EdgeStat],
     *,
+    stale: Collection[tuple[str, str]] = (),
     labels: Mapping[str, str] | None = None,
     ensure_nodes: bool = True,
     source: str = Source.SYNTHETIC.value,
@@ -47,9 +38,10 @@ def edge_stat_records(
 ) -> RecordBatch:
     """CALLS edges carrying trace_count / error_rate / latency_p95_ms.
 
-    `labels` maps names to a label other than Service (Datastore, ExternalApi). With
-    `ensure_nodes`, endpoints are emitted as nodes too (for a graph with no catalog);
-    without, only edges are emitted so existing nodes keep their own provenance.
+    The (client, server) pairs in `stale` are written Stale. `labels` maps names to a label
+    other than Service (Datastore, ExternalApi). With `ensure_nodes`, endpoints are emitted
+    as nodes too (for a graph with no catalog); without, only edges are emitted so existing
+    nodes keep their own provenance.
     """
     labels = labels or {}
     out = RecordBatch()
@@ -74,8 +66,11 @@ def edge_stat_records(
                 "latency_p95_ms": s.latency_p95_ms,
             }
         )
+        status = Status.STALE if (s.client, s.server) in stale else Status.ACTIVE
         out.edges.append(
-            EdgeRecord("CALLS", src, dst, props, source, s.status, origin=f"{origin}: edges[{i}]")
+            EdgeRecord(
+                "CALLS", src, dst, props, source, status.value, origin=f"{origin}: edges[{i}]"
+            )
         )
     return out
 

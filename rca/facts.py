@@ -12,17 +12,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .model import Alert, LogLine, LogSource, MetricsSource, SpanSource
+from .windows import Windows
 
 if TYPE_CHECKING:
     from stackgraph.ingest.lanes.telemetry import EdgeStat, Span
-
-
-@dataclass(frozen=True)
-class Windows:
-    """The alert window the probes compare against the baseline window before it."""
-
-    alert: tuple[float, float]
-    baseline: tuple[float, float]
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ import time
 from stackgraph.store import GraphStore
 
 from .collect import GraphReader, clamp_hops, resolve_anchor
-from .facts import Facts, Request, Windows
+from .facts import Facts, Request
 from .model import Alert, Candidate, LogSource, MetricsSource, Plan, SpanSource
 from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
+from .windows import Windows
 
 
 def windows_for(

@@ -14,31 +14,11 @@ which facts existed, not what their measurements were then.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from stackgraph import cypher
 
-from .errors import InputError
 from .store import GraphStore
-
-
-def parse_time(text: str, what: str = "time") -> float:
-    """Epoch seconds from epoch seconds or ISO-8601 (a naive time is UTC)."""
-    value = text.strip()
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InputError(
-            f"{what}: {text!r} is neither epoch seconds nor ISO-8601 (2026-01-31T12:00:00Z)"
-        ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 def at_params(at: float | None) -> dict[str, Any]:

@@ -9,17 +9,16 @@ dumped from them) over qdrant-client's local mode, and refuses every request who
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pydantic import BaseModel
 from qdrant_client import QdrantClient
 from qdrant_client.http import models as m
+from sgtest import Call, serve_http
 
 
 def _dump(value: Any) -> Any:
@@ -37,52 +36,23 @@ class QdrantServer:
         self.lock = threading.Lock()
         self.seen: list[tuple[str, str, bool]] = []
         """(method, path, whether the right key came with it) of every request."""
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.url = ""
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self, method: str) -> None:
-                path = self.path.split("?", 1)[0]
-                size = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(size) or b"null")
-                authorised = self.headers.get("api-key") == server.api_key
-                server.seen.append((method, path, authorised))
-                if not authorised:
-                    error = "Must provide an API key or an Authorization bearer token"
-                    return self._send(401, {"status": {"error": error}})
-                try:
-                    with server.lock:
-                        result = server.route(method, path, body)
-                except KeyError:
-                    return self._send(404, {"status": {"error": f"no route {method} {path}"}})
-                except (ValueError, TypeError, AttributeError) as exc:
-                    return self._send(400, {"status": {"error": f"{type(exc).__name__}: {exc}"}})
-                return self._send(200, {"result": _dump(result), "status": "ok", "time": 0.0})
-
-            def _send(self, code: int, doc: dict[str, Any]) -> None:
-                data = json.dumps(doc).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._answer("GET")
-
-            def do_PUT(self) -> None:
-                self._answer("PUT")
-
-            def do_POST(self) -> None:
-                self._answer("POST")
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        return Handler
+    def handle(self, call: Call) -> tuple[int, Any]:
+        path = call.path.split("?", 1)[0]
+        authorised = call.headers.get("api-key") == self.api_key
+        self.seen.append((call.method, path, authorised))
+        if not authorised:
+            error = "Must provide an API key or an Authorization bearer token"
+            return 401, {"status": {"error": error}}
+        try:
+            with self.lock:
+                result = self.route(call.method, path, call.body)
+        except KeyError:
+            return 404, {"status": {"error": f"no route {call.method} {path}"}}
+        except (ValueError, TypeError, AttributeError) as exc:
+            return 400, {"status": {"error": f"{type(exc).__name__}: {exc}"}}
+        return 200, {"result": _dump(result), "status": "ok", "time": 0.0}
 
     def route(self, method: str, path: str, body: Any) -> Any:
         found = re.fullmatch(r"/collections/([^/]+)(/.*)?", path)
@@ -133,10 +103,9 @@ class QdrantServer:
 @contextmanager
 def qdrant_server(api_key: str) -> Iterator[QdrantServer]:
     server = QdrantServer(api_key)
-    thread = threading.Thread(target=server.http.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield server
+        with serve_http(handle=server.handle) as url:
+            server.url = url
+            yield server
     finally:
-        server.http.shutdown()
         server.local.close()

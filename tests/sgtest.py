@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -45,15 +46,46 @@ PostAnswer = Callable[[str, Any], tuple[int, Any]]
 """(path, the JSON body) -> (HTTP status, body), as RawAnswer."""
 
 
+@dataclass(frozen=True)
+class Call:
+    """One request as a fake API sees it."""
+
+    method: str
+    path: str
+    """The raw path, with its query."""
+    body: Any
+    """The JSON body (None when there is none)."""
+    headers: Mapping[str, str]
+    """Header names lower-cased."""
+
+
+Handle = Callable[[Call], tuple[int, Any]]
+"""Any request -> (HTTP status, body), as RawAnswer."""
+
+
 def _not_found(path: str, *_: Any) -> tuple[int, Any]:
     return 404, f"no route {path}"
 
 
+def _by_method(answer: RawAnswer, post: PostAnswer) -> Handle:
+    def handle(call: Call) -> tuple[int, Any]:
+        if call.method == "GET":
+            return answer(call.path)
+        if call.method == "POST":
+            return post(call.path, call.body)
+        return 405, f"no {call.method} here"
+
+    return handle
+
+
 @contextmanager
-def serve_http(answer: RawAnswer = _not_found, post: PostAnswer = _not_found) -> Iterator[str]:
+def serve_http(
+    answer: RawAnswer = _not_found, post: PostAnswer = _not_found, handle: Handle | None = None
+) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 answering GETs from `answer` and JSON POSTs from
-    `post`, for the block's duration; yields its base URL. The one fake for APIs that cannot
-    run here speaks their wire format."""
+    `post` (or every method from `handle`), for the block's duration; yields its base URL.
+    The one fake for APIs that cannot run here speaks their wire format."""
+    route = handle or _by_method(answer, post)
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, code: int, body: Any) -> None:
@@ -69,14 +101,14 @@ def serve_http(answer: RawAnswer = _not_found, post: PostAnswer = _not_found) ->
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the asking process went away mid-call (a test may mean it)
 
-        def do_GET(self) -> None:
-            self._send(*answer(self.path))
+        def _route(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(size) or b"null") if size else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            call = Call(self.command, self.path, body, headers)
+            self._send(*route(call))
 
-        def do_POST(self) -> None:
-            body = json.loads(
-                self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null"
-            )
-            self._send(*post(self.path, body))
+        do_GET = do_POST = do_PUT = do_DELETE = _route
 
         def log_message(self, *args: Any) -> None:
             pass

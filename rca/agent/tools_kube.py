@@ -19,7 +19,10 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from ..clock import parse_time
+from ..windows import Windows
 from .evidence import Verdict
+from .log_lines import line_verdict
 from .toolbox import (
     Prerequisite,
     Runner,
@@ -29,7 +32,6 @@ from .toolbox import (
     ToolStatus,
     service_param,
 )
-from .windows import Windows, line_verdict, parse_time
 
 BAD_REASONS = {"OOMKilled", "Error", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"}
 """Container state reasons that support a suspect (k8s_pod_status)."""
@@ -140,7 +142,7 @@ def _run_events(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     """Warning events about the service's pods, their ReplicaSets or the service's own
     objects (named exactly like it), split by the alert window."""
     service = str(args["service"])
-    win = Windows(ctx.now(), ctx.window_s)
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
     try:
         pods = _pods(ctx, service)
         events = _core(ctx).list_namespaced_event(
@@ -163,7 +165,7 @@ def _run_events(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no Warning events for {service}",
                           {"warnings": []})  # fmt: skip
     rows.sort(key=lambda r: -(r["time"] or 0.0))
-    text = "; ".join(f"{r['reason']} x{r['count']} on {r['object']} {_ago(win.at, r['time'])}: "
+    text = "; ".join(f"{r['reason']} x{r['count']} on {r['object']} {_ago(win.end, r['time'])}: "
                      f"{r['message'][:120]}" for r in rows[:8])  # fmt: skip
     return ToolResult(ToolStatus.SUCCESS, text, {"warnings": rows})
 
@@ -184,8 +186,8 @@ def _run_logs(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     """Error lines of each container of up to LOG_PODS pods, by the kubelet's timestamps,
     in the alert window vs the baseline."""
     service = str(args["service"])
-    win = Windows(ctx.now(), ctx.window_s)
-    since = max(1, math.ceil(time.time() - win.baseline_start))
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
+    since = max(1, math.ceil(time.time() - win.baseline[0]))
     counts = {"errors": 0, "baseline_errors": 0, "lines": 0, "baseline_lines": 0}
     example, read = "", []
     try:

@@ -13,10 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..windows import Windows
 from .evidence import Verdict
 from .http_get import get_json
+from .log_lines import line_verdict
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
-from .windows import Windows, line_verdict
 
 LOGQL_LINES = 'sum(count_over_time({service_name="<<s>>"} [<<w>>s]))'
 LOGQL_MATCHING = 'sum(count_over_time({service_name="<<s>>"} |~ `(?i)<<re>>` [<<w>>s]))'
@@ -44,7 +45,7 @@ def _counts(ctx: ToolContext, query: str, win: Windows) -> dict[str, float] | To
     data = get_json(
         str(ctx.loki_url),
         "/loki/api/v1/query_range",
-        {"query": query, "start": str(int(win.start * 1e9)), "end": str(int(win.at * 1e9)),
+        {"query": query, "start": str(int(win.start * 1e9)), "end": str(int(win.end * 1e9)),
          "step": f"{int(win.span_s)}s"},
         "Loki",
     )  # fmt: skip
@@ -55,14 +56,14 @@ def _counts(ctx: ToolContext, query: str, win: Windows) -> dict[str, float] | To
     out = {"window": 0.0, "baseline": 0.0}
     for series in data.get("result", []):
         for t, value in series.get("values", []):
-            at = "window" if abs(float(t) - win.at) < 1e-3 else "baseline"
+            at = "window" if abs(float(t) - win.end) < 1e-3 else "baseline"
             out[at] += float(value)
     return out
 
 
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     service, word = str(args["service"]), str(args.get("contains") or "error")
-    win = Windows(ctx.now(), ctx.window_s)
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
     lines = _counts(ctx, logql(LOGQL_LINES, service, word, win.span_s), win)
     if isinstance(lines, ToolResult):
         return lines

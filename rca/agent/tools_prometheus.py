@@ -14,10 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..windows import Windows
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
-from .windows import Windows
 
 PROMQL: dict[str, str] = {
     "error_rate": (
@@ -74,12 +74,12 @@ def _finite(value: str) -> float | None:
 
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
-    win = Windows(ctx.now(), ctx.window_s)
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
     query = promql(signal, service, win.span_s)
     data = get_json(
         str(ctx.prometheus_url),
         "/api/v1/query_range",
-        {"query": query, "start": f"{win.start:.3f}", "end": f"{win.at:.3f}",
+        {"query": query, "start": f"{win.start:.3f}", "end": f"{win.end:.3f}",
          "step": f"{win.span_s:.3f}"},
         "Prometheus",
     )  # fmt: skip
@@ -88,7 +88,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     points: dict[str, list[float]] = {"window": [], "baseline": []}
     for series in data.get("result", []):
         for t, value in series.get("values", []):
-            at = "window" if abs(float(t) - win.at) < 1e-3 else "baseline"
+            at = "window" if abs(float(t) - win.end) < 1e-3 else "baseline"
             number = _finite(value)
             if number is not None:
                 points[at].append(number)

@@ -8,7 +8,6 @@ and label names, values and annotations have length caps.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -179,25 +178,6 @@ class GraphQuery(BaseModel):
     limit: Whole = Field(default=100, ge=1, le=500)
 
 
-class TripleView(BaseModel):
-    src: str
-    src_label: str
-    type: str
-    dst: str
-    dst_label: str
-    props: dict[str, Any]
-
-
-class GraphAnswerView(BaseModel):
-    service: str
-    other: str | None
-    hops: int
-    sentences: list[str]
-    paths: list[list[str]]
-    triples: list[TripleView]
-    reason: str
-
-
 class Problem(BaseModel):
     detail: str
 
@@ -205,7 +185,3 @@ class Problem(BaseModel):
 class Readiness(BaseModel):
     ready: bool
     problems: list[str]
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)

@@ -18,8 +18,9 @@ import numpy as np
 
 from stackgraph import cypher
 from stackgraph.config import load_settings
-from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+from stackgraph.eval.records import DeployEvent, deploy_records, edge_stat_records
 from stackgraph.ingest import GraphIngestor
+from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
 from stackgraph.rca.collect import resolve_anchor
 from stackgraph.rca.facts import Facts, Request

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from stackgraph.config import Settings
 from stackgraph.errors import InputError
-from stackgraph.timetravel import parse_time
+from stackgraph.rca.clock import require_time
 
 from . import memory_eval as memory_eval  # registers `eval memory`
 from .app import app, open_store, out, state_of
@@ -29,7 +29,7 @@ def _memory(settings: Settings, store: Any) -> Any:
 
 
 def _time(value: str | None, flag: str) -> float | None:
-    return None if value is None else parse_time(value, flag)
+    return None if value is None else require_time(value, flag)
 
 
 @memory_app.command("search")
@@ -151,7 +151,7 @@ def outcomes_from_file(path: Path) -> list[Any]:
             raise InputError(f"{path}: item {i} is not a mapping")
         try:
             data = dict(item)
-            data["occurred_at"] = parse_time(str(data["occurred_at"]), f"{path} item {i}")
+            data["occurred_at"] = require_time(str(data["occurred_at"]), f"{path} item {i}")
             for key in ("entities", "resolved_by"):
                 data[key] = [EntityRef.parse(str(e)) for e in data.get(key) or []]
             result.append(IncidentOutcome(**data))
@@ -185,7 +185,7 @@ def record_cmd(
             for o in outcomes:
                 if change_at is not None:
                     vs = supersede(w, o, memory, kind="change", reason=correction or "change",
-                                   effective_at=parse_time(change_at, "--change-at"))  # fmt: skip
+                                   effective_at=require_time(change_at, "--change-at"))  # fmt: skip
                 elif correction is not None:
                     vs = supersede(w, o, memory, kind="correction", reason=correction)
                 else:

@@ -12,7 +12,7 @@ from redis.exceptions import RedisError
 from stackgraph.api.deps import ReaderDep, StoreDep
 from stackgraph.errors import InputError, StoreError
 from stackgraph.inputs import NAME_PATTERN
-from stackgraph.timetravel import parse_time
+from stackgraph.rca.clock import require_time
 
 from .auth import current_session, to_login
 from .health_view import read_health
@@ -42,7 +42,7 @@ def service_page(
     moment: float | None = None
     if at:
         try:
-            moment = parse_time(at, "at")
+            moment = require_time(at, "at")
         except InputError as exc:
             return page("error.html", 422, session=current, message=str(exc))
     try:

@@ -7,8 +7,9 @@ from stackgraph.eval.records import DeployEvent, deploy_records
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import investigate
 from stackgraph.rca.collect import callers, changes, history, khop
-from stackgraph.rca.facts import Facts, NodeFact, Request, Windows
+from stackgraph.rca.facts import Facts, NodeFact, Request
 from stackgraph.rca.model import Alert
+from stackgraph.rca.windows import Windows
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 

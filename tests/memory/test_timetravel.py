@@ -11,8 +11,9 @@ from stackgraph import cypher
 from stackgraph.errors import InputError
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.catalog import build, load_catalog
+from stackgraph.rca.clock import parse_time, require_time
 from stackgraph.store import GraphStore
-from stackgraph.timetravel import neighbours_at, parse_time, visible_nodes
+from stackgraph.timetravel import neighbours_at, visible_nodes
 
 
 def names(store: GraphStore, at: float | None) -> set[str]:
@@ -60,9 +61,14 @@ def test_predicate_is_inlined_once_per_variable() -> None:
     assert text.count("s.first_seen <= $at") == 1 and text.count("e.stale_at") == 2
 
 
-def test_parse_time() -> None:
-    assert parse_time("1700000000") == 1_700_000_000.0
-    assert parse_time("2023-11-14T22:13:20Z") == 1_700_000_000.0
-    assert parse_time("2023-11-14T22:13:20") == 1_700_000_000.0
+def test_one_time_reader() -> None:
+    """Epoch seconds (or milliseconds), ISO 8601 with or without a zone, and Kubernetes'
+    RFC 3339 with nanoseconds all read; what a person typed wrong is named."""
+    for text in ("1700000000", "1700000000000", "2023-11-14T22:13:20Z", "2023-11-14T22:13:20",
+                 "2023-11-14T23:13:20+01:00", "2023-11-14T22:13:20.000000000Z"):  # fmt: skip
+        assert require_time(text) == 1_700_000_000.0, text
+    assert parse_time("2023-11-14T22:13:20.123456789Z") == pytest.approx(1_700_000_000.123456)
+    assert parse_time("yesterday") is None and parse_time("") is None
+    assert parse_time(float("inf")) is None and parse_time(True) is None
     with pytest.raises(InputError, match="--at: 'yesterday' is neither"):
-        parse_time("yesterday", "--at")
+        require_time("yesterday", "--at")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
 
 from stackgraph.config import load_settings
 from stackgraph.embedded import EmbeddedFalkorDB
-from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+from stackgraph.eval.records import DeployEvent, deploy_records, edge_stat_records
 from stackgraph.ingest import GraphIngestor
+from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
 from stackgraph.schema import NodeRecord, RecordBatch
 from stackgraph.store import GraphStore
@@ -23,8 +24,9 @@ def build(
     edges: Sequence[EdgeStat],
     crit: dict[str, str] | None = None,
     deploys: Sequence[DeployEvent] = (),
+    stale: Collection[tuple[str, str]] = (),
 ) -> None:
-    batch = edge_stat_records(edges)
+    batch = edge_stat_records(edges, stale=stale)
     for name, level in (crit or {}).items():
         batch.nodes.append(NodeRecord("Service", {"name": name}, {"criticality": level}))
     batch.extend(deploy_records(deploys))
@@ -105,8 +107,8 @@ def test_metric_probes_find_the_saturated_service(store: GraphStore) -> None:
 
 
 def test_stale_edge_telemetry_counts_half(store: GraphStore) -> None:
-    edges = [EdgeStat("api", "fresh", 100, 0.2, 50), EdgeStat("api", "old", 100, 0.2, 50, "Stale")]
-    build(store, edges)
+    edges = [EdgeStat("api", "fresh", 100, 0.2, 50), EdgeStat("api", "old", 100, 0.2, 50)]
+    build(store, edges, stale={("api", "old")})
     plan = investigate(store, Alert({"service": "api"}, starts_at=T0), at=T0 + 600)
     by = {c.service: c for c in plan.candidates}
     assert by["old"].signals["telemetry"] == pytest.approx(

@@ -12,11 +12,12 @@ from sgtest import serve_http
 
 from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
-from stackgraph.rca.facts import Facts, Windows
+from stackgraph.rca.facts import Facts
 from stackgraph.rca.model import LogLine
 from stackgraph.rca.scorers.logs import logs, new_template_lines, surprise
 from stackgraph.rca.sources import FileLogs, LokiLogs
 from stackgraph.rca.sources.logs import level_of
+from stackgraph.rca.windows import Windows
 
 T0 = 1_674_981_700.0
 NEZHA_LOG = (

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
+from stackgraph.eval.records import DeployEvent, deploy_records, edge_stat_records
 from stackgraph.ingest import GraphIngestor
+from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
 from stackgraph.rca.pipeline import DEFAULT
 from stackgraph.store import GraphStore

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries, Windows
+from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries
 from stackgraph.rca.scorers import change, telemetry
+from stackgraph.rca.windows import Windows
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
 FLAT = (3.0, 3.1, 2.9, 3.0, 3.05, 2.95, 3.0, 3.1, 2.9, 3.0)

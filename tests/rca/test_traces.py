@@ -6,10 +6,11 @@ from pathlib import Path
 
 from stackgraph.eval.lane_files import write_spans
 from stackgraph.ingest.lanes.telemetry import Span
-from stackgraph.rca.facts import Facts, NodeFact, Windows
+from stackgraph.rca.facts import Facts, NodeFact
 from stackgraph.rca.model import LogLine
 from stackgraph.rca.scorers.traces import centrality, failed_calls, instability, self_time
 from stackgraph.rca.sources import FileSpans
+from stackgraph.rca.windows import Windows
 
 T0 = 1_700_000_000.0
 WIN = Windows((T0, T0 + 120), (T0 - 600, T0))

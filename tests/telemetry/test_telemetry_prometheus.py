@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sgtest import serve_http
 from telemetry_promserver import (
     BUCKETS,
     END,
@@ -188,27 +187,14 @@ def test_edges_turn_stale_when_the_window_moves_past_the_data(
 # -- failure: Prometheus answering 500, or down ------------------------------------------
 
 
-class _Answer500(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b'{"status":"error","errorType":"internal","error":"tsdb on fire"}'
-        self.send_response(500)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _answer_500(path: str) -> tuple[int, Any]:
+    return 500, {"status": "error", "errorType": "internal", "error": "tsdb on fire"}
 
 
 @pytest.fixture
 def broken_prometheus() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer500)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_http(_answer_500) as url:
+        yield url
 
 
 def _aged_graph(prometheus: PromServer, settings: Settings, store: GraphStore) -> None:

@@ -6,10 +6,10 @@ import time
 
 from fastapi import APIRouter
 
-from stackgraph.rca.graph_query import query_stack_graph
+from stackgraph.rca.graph_query import GraphAnswer, query_stack_graph
 
 from ..deps import Authed, ReaderDep
-from ..schemas import GraphAnswerView, GraphQuery
+from ..schemas import GraphQuery
 from .common import AUTH_RESPONSES, BODY
 
 router = APIRouter(prefix="/api/v1/tools", tags=["tools"], dependencies=[Authed],
@@ -17,9 +17,8 @@ router = APIRouter(prefix="/api/v1/tools", tags=["tools"], dependencies=[Authed]
 
 
 @router.post("/query_stack_graph", responses=BODY)
-def query_graph(body: GraphQuery, store: ReaderDep) -> GraphAnswerView:
+def query_graph(body: GraphQuery, store: ReaderDep) -> GraphAnswer:
     """A service's neighbourhood, or the paths between two services, as sentences
     (`raw` adds the triples)."""
-    answer = query_stack_graph(store, body.service, body.other, hops=body.hops, raw=body.raw,
-                               limit=body.limit, now=time.time())  # fmt: skip
-    return GraphAnswerView.model_validate(answer)
+    return query_stack_graph(store, body.service, body.other, hops=body.hops, raw=body.raw,
+                             limit=body.limit, now=time.time())  # fmt: skip
