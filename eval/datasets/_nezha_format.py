@@ -26,16 +26,39 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from ._common import parse_go_time, parse_utc, read_csv, to_float
-from .model import DatasetError, MetricSeries, series
+from stackgraph.ingest.lanes.telemetry import Span
 
-__all__ = ["Pods", "faults", "front_kpi", "hms", "pod_to_service", "read_pods", "read_table"]
+from ._common import (
+    alert_window,
+    baseline_window,
+    cut,
+    neighbours,
+    parse_go_time,
+    parse_utc,
+    read_csv,
+    require_dir,
+    to_float,
+)
+from .model import CallEdge, Case, DatasetError, LogRecord, MetricSeries, series
+
+__all__ = [
+    "Day",
+    "Pods",
+    "cases",
+    "faults",
+    "front_kpi",
+    "hms",
+    "pod_to_service",
+    "read_pods",
+    "read_table",
+]
 
 _POD_FILE = re.compile(r"^(?P<pod>.+)_metric\.csv(\.gz)?$")
 _SKIP_COLS = {"Time", "TimeStamp", "PodName", "ServiceName"}
@@ -137,3 +160,60 @@ def front_kpi(metric_dir: Path) -> tuple[np.ndarray, np.ndarray | None, np.ndarr
     success = column(path, cols, "SuccessRate(%)")
     errors = None if not np.any(np.nan_to_num(success)) else 1.0 - success / 100.0
     return times, errors, column(path, cols, "LatencyP95(s)")
+
+
+@dataclass
+class Day:
+    """One date's recording: every signal over the whole day, plus its call graph."""
+
+    services: tuple[str, ...]
+    edges: list[tuple[str, str]]
+    entry: str
+    series: list[MetricSeries]
+    start: float
+    end: float
+    logs: list[LogRecord] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+
+
+def cases(
+    root: Path, dataset: str, manifests: str, load_day: Callable[[Path, str], Day]
+) -> list[Case]:
+    """Every case of a folder in the Nezha layout: one per labelled fault, each cut to its
+    own windows (the shared rule in ``_common``); `load_day(root, date)` reads a date."""
+    rca = require_dir(root / "rca_data", f"{dataset} dataset (expects rca_data/<date>/)")
+    day_dirs = sorted(d for d in rca.iterdir() if d.is_dir() and (d / "metric").is_dir())
+    if not day_dirs:
+        raise DatasetError(f"{rca}: no <date>/metric/ folders")
+    days = {d.name: load_day(root, d.name) for d in day_dirs}
+    found = sorted(f for d in day_dirs for f in faults(d))
+    nb = neighbours([f[0] for f in found])
+    out: list[Case] = []
+    for (t0, pod, ftype, date), (t_prev, t_next) in zip(found, nb, strict=True):
+        day = days[date]
+        cause = pod_to_service(pod)
+        if cause not in day.services:
+            raise DatasetError(f"{date}: fault pod {pod} has no metric file")
+        aw = alert_window(t0, t_next, day.end)
+        bw = baseline_window(t0, t_prev, day.start)
+        out.append(
+            Case(
+                dataset=dataset,
+                case_id=f"{date}T{hms(t0)}-{cause}-{ftype}",
+                fault_type=ftype,
+                root_cause=cause,
+                inject_time=t0,
+                alert_window=aw,
+                baseline_window=bw,
+                symptom_service=day.entry,
+                services=day.services,
+                call_edges=tuple(CallEdge(c, s) for c, s in day.edges),
+                metrics=tuple(cut(day.series, bw[0], aw[1])),
+                changes=(),
+                manifests=manifests,
+                timeline=date,
+                logs=tuple(x for x in day.logs if bw[0] <= x.t < aw[1]),
+                spans=tuple(s for s in day.spans if bw[0] <= s.end_s < aw[1]),
+            )
+        )
+    return out

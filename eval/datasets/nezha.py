@@ -24,37 +24,19 @@ Train Ticket adapter). Besides, per date: ``dependency.csv``, ``source_50.csv``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ._common import (
-    alert_window,
-    baseline_window,
-    cut,
     entry_service,
-    neighbours,
     read_csv,
-    require_dir,
     spread_to_callers,
 )
-from ._nezha_format import faults, front_kpi, hms, pod_to_service, read_pods, read_table
-from .model import CallEdge, Case, DatasetError, MetricSeries, series
+from ._nezha_format import Day, cases, front_kpi, read_pods, read_table
+from .model import Case, series
 
 NAME = "nezha"
-
-
-@dataclass
-class _Day:
-    """One date's recording: every signal over the whole day, plus its call graph."""
-
-    services: tuple[str, ...]
-    edges: list[tuple[str, str]]
-    entry: str
-    series: list[MetricSeries]
-    start: float
-    end: float
 
 
 def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarray]]:
@@ -67,7 +49,8 @@ def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarra
     return times, out
 
 
-def _load_day(metric_dir: Path) -> _Day:
+def _load_day(root: Path, date: str) -> Day:
+    metric_dir = root / "rca_data" / date / "metric"
     pods = read_pods(metric_dir)
     out, workload, services = list(pods.series), pods.workload, pods.services
     _, rows = read_csv(metric_dir / "dependency.csv")
@@ -86,42 +69,9 @@ def _load_day(metric_dir: Path) -> _Day:
     ft, errors, p95 = front_kpi(metric_dir)
     out.extend(spread_to_callers(entry, edges, ft, errors=errors, latency_server=p95,
                                  latency_client=p95))  # fmt: skip
-    return _Day(services, edges, entry, out, pods.start, pods.end)
+    return Day(services, edges, entry, out, pods.start, pods.end)
 
 
 def load(path: Path) -> list[Case]:
     """Load every Nezha OB case under ``path`` (the ``nezha`` dataset folder)."""
-    rca = require_dir(Path(path) / "rca_data", "nezha dataset (expects rca_data/<date>/)")
-    day_dirs = sorted(d for d in rca.iterdir() if d.is_dir() and (d / "metric").is_dir())
-    if not day_dirs:
-        raise DatasetError(f"{rca}: no <date>/metric/ folders")
-    days = {d.name: _load_day(d / "metric") for d in day_dirs}
-    found = sorted(f for d in day_dirs for f in faults(d))
-    nb = neighbours([f[0] for f in found])
-    cases: list[Case] = []
-    for (t0, pod, ftype, date), (t_prev, t_next) in zip(found, nb, strict=True):
-        day = days[date]
-        root = pod_to_service(pod)
-        if root not in day.services:
-            raise DatasetError(f"{date}: fault pod {pod} has no metric file")
-        aw = alert_window(t0, t_next, day.end)
-        bw = baseline_window(t0, t_prev, day.start)
-        cases.append(
-            Case(
-                dataset=NAME,
-                case_id=f"{date}T{hms(t0)}-{root}-{ftype}",
-                fault_type=ftype,
-                root_cause=root,
-                inject_time=t0,
-                alert_window=aw,
-                baseline_window=bw,
-                symptom_service=day.entry,
-                services=day.services,
-                call_edges=tuple(CallEdge(c, s) for c, s in day.edges),
-                metrics=tuple(cut(day.series, bw[0], aw[1])),
-                changes=(),
-                manifests="online-boutique",
-                timeline=date,
-            )
-        )
-    return cases
+    return cases(Path(path), NAME, "online-boutique", _load_day)

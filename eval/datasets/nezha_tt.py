@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,33 +39,16 @@ from stackgraph.errors import InputError
 from stackgraph.ingest.lanes.telemetry import Span, load_spans, stats_from_spans
 
 from ._common import (
-    alert_window,
-    baseline_window,
-    cut,
     entry_service,
-    neighbours,
     read_csv,
-    require_dir,
     spread_to_callers,
 )
-from ._nezha_format import faults, front_kpi, hms, pod_to_service, read_pods
-from .model import USER, CallEdge, Case, DatasetError, LogRecord, MetricSeries, series
+from ._nezha_format import Day, cases, front_kpi, pod_to_service, read_pods
+from .model import USER, Case, DatasetError, LogRecord, MetricSeries, series
 
 NAME = "nezha-tt"
 MANIFESTS = "train-ticket/nezha-augmented"
 _MINUTE_FILE = re.compile(r"^(?P<h>\d\d)_(?P<m>\d\d)_(trace|log)\.csv(\.gz)?$")
-
-
-@dataclass
-class _Day:
-    services: tuple[str, ...]
-    edges: list[tuple[str, str]]
-    entry: str
-    series: list[MetricSeries]
-    start: float
-    end: float
-    logs: list[LogRecord]
-    spans: list[Span]
 
 
 def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
@@ -124,7 +106,7 @@ def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[Lo
     return sorted(out, key=lambda x: x.t)
 
 
-def _load_day(root: Path, date: str) -> _Day:
+def _load_day(root: Path, date: str) -> Day:
     metric_dir = root / "rca_data" / date / "metric"
     pods = read_pods(metric_dir)
     files = _minute_files(root / "rca_data" / date / "trace", date)
@@ -144,46 +126,10 @@ def _load_day(root: Path, date: str) -> _Day:
     log_files = _minute_files(root / "rca_data" / date / "log", date)
     log_files += _minute_files(root / "construct_data" / date / "log", date)
     logs = _logs(log_files, pods.services)
-    return _Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end,
+    return Day(pods.services, edges, entry, [*pods.series, *out, *kpi], pods.start, pods.end,
                 logs, kept)  # fmt: skip
 
 
 def load(path: Path) -> list[Case]:
     """Every Train Ticket case under ``path`` (a folder in the Nezha layout)."""
-    root = Path(path)
-    rca = require_dir(root / "rca_data", "nezha-tt dataset (expects rca_data/<date>/)")
-    day_dirs = sorted(d for d in rca.iterdir() if d.is_dir() and (d / "metric").is_dir())
-    if not day_dirs:
-        raise DatasetError(f"{rca}: no <date>/metric/ folders")
-    days = {d.name: _load_day(root, d.name) for d in day_dirs}
-    found = sorted(f for d in day_dirs for f in faults(d))
-    nb = neighbours([f[0] for f in found])
-    cases: list[Case] = []
-    for (t0, pod, ftype, date), (t_prev, t_next) in zip(found, nb, strict=True):
-        day = days[date]
-        cause = pod_to_service(pod)
-        if cause not in day.services:
-            raise DatasetError(f"{date}: fault pod {pod} has no metric file")
-        aw = alert_window(t0, t_next, day.end)
-        bw = baseline_window(t0, t_prev, day.start)
-        cases.append(
-            Case(
-                dataset=NAME,
-                case_id=f"{date}T{hms(t0)}-{cause}-{ftype}",
-                fault_type=ftype,
-                root_cause=cause,
-                inject_time=t0,
-                alert_window=aw,
-                baseline_window=bw,
-                symptom_service=day.entry,
-                services=day.services,
-                call_edges=tuple(CallEdge(c, s) for c, s in day.edges),
-                metrics=tuple(cut(day.series, bw[0], aw[1])),
-                changes=(),
-                manifests=MANIFESTS,
-                timeline=date,
-                logs=tuple(x for x in day.logs if bw[0] <= x.t < aw[1]),
-                spans=tuple(s for s in day.spans if bw[0] <= s.end_s < aw[1]),
-            )
-        )
-    return cases
+    return cases(Path(path), NAME, MANIFESTS, _load_day)
