@@ -28,6 +28,7 @@ from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
 from .agent import ROOT_CAUSE_MIN_CONFIDENCE, AgentRun, HypothesisState, Verdict
+from .agent.audit import signature
 from .model import Alert, Plan
 
 SYNTHETIC = "Synthetic"
@@ -158,6 +159,7 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
                 if sha and ev.data.get("repo"):
                     change = NodeRef("Change", {"repo": str(ev.data["repo"]), "commit_sha": sha})
                     batch.edges.append(EdgeRecord("CITES", h_ref, change, {}, "Git"))
+    batch.extend(repair_records(outcome, incident_ref))
     cause = outcome.root_cause
     if cause is not None:
         hyp = run.sink.hypotheses[cause]
@@ -169,6 +171,21 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
         batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(cause, hyp.kind), {
             "outcome": "wrong" if overruled else outcome.feedback, "shadow": outcome.shadow,
             "by": "agent"}, SYNTHETIC, status, conf))  # fmt: skip
+    return batch
+
+
+def repair_records(outcome: IncidentOutcome, incident_ref: NodeRef) -> RecordBatch:
+    """Repair memory: each stage repair that raised the audit score, under the alert's
+    signature, so the next alike alert tries it first (`audit_repairs.cypher`)."""
+    batch = RecordBatch()
+    audit = outcome.run.audit if outcome.run else None
+    for r in (audit or {}).get("repairs", []):
+        if r["gain"] <= 0 or outcome.shadow:
+            continue
+        key = {"signature": signature(outcome.alert), "stage": r["stage"], "patch": r["patch"]}
+        batch.nodes.append(NodeRecord("Repair", key, {"gain": float(r["gain"])}, SYNTHETIC))
+        batch.edges.append(EdgeRecord("REPAIRED_BY", incident_ref, NodeRef("Repair", key),
+                                      {"gain": float(r["gain"])}, SYNTHETIC))  # fmt: skip
     return batch
 
 

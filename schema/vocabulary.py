@@ -52,6 +52,11 @@ LABELS: dict[str, LabelSpec] = {
             description="A candidate root cause of an incident.",
         ),
         LabelSpec(
+            "Repair",
+            ("signature", "stage", "patch"),
+            description="A stage repair that paid on an alert signature (audit repair memory).",
+        ),
+        LabelSpec(
             "MemoryEpisode",
             ("incident_fingerprint", "version"),
             fulltext=("text",),
@@ -108,5 +113,6 @@ EDGES: dict[str, EdgeSpec] = {
         EdgeSpec("SUPERSEDES", ("MemoryEpisode",), ("MemoryEpisode",)),
         EdgeSpec("REFERS_TO", ("MemoryEntity",), _ANY, description="entity -> world-model node"),
         EdgeSpec("TRIGGERED", ("Alert",), ("Incident",)),
+        EdgeSpec("REPAIRED_BY", ("Incident",), ("Repair",), description="gain"),
     )
 }

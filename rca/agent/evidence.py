@@ -48,6 +48,20 @@ DATA_SOURCE = {
 }
 """The data source each tool reads; tools on one source are one line of evidence between
 them. A tool not listed is a source of its own."""
+WITH_BASELINE = "window+baseline"
+WINDOW_ONLY = "window"
+READS = {
+    "prometheus_query": WITH_BASELINE,
+    "loki_query": WITH_BASELINE,
+    "k8s_logs": WITH_BASELINE,
+    "k8s_events": WINDOW_ONLY,
+    "git_log": WINDOW_ONLY,
+    "git_show": WINDOW_ONLY,
+    "flux_status": WINDOW_ONLY,
+}
+"""Which windows each tool's check reads: the alert window against the baseline before it,
+or the alert window alone. A tool not listed reads no window (the graph, memory, pod state
+now)."""
 ROOT_CAUSE_MIN_CONFIDENCE = 0.40
 LINE_WEIGHT = 0.25
 """Confidence per independent line of evidence (a supporting source other than the graph)."""
@@ -87,9 +101,13 @@ class ToolEvidence:
     """The suspect (service name) the verdict is about."""
     status: str = "success"
     data: dict[str, Any] = field(default_factory=dict)
+    window: tuple[float, float] | None = None
+    """The alert window the check read, when it reads one (`READS`)."""
+    baseline: tuple[float, float] | None = None
+    """The baseline window it compared against, when it compares."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "tool": self.tool,
             "check": self.check,
             "hypothesis": self.hypothesis,
@@ -98,6 +116,11 @@ class ToolEvidence:
             "source": self.source,
             "status": self.status,
         }
+        if self.window is not None:
+            out["window"] = list(self.window)
+        if self.baseline is not None:
+            out["baseline"] = list(self.baseline)
+        return out
 
 
 @dataclass

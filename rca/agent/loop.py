@@ -26,9 +26,14 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
+from ..windows import Windows
+from .audit.run import audited
+from .audit.stages import Claims
 from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem
 from .evidence import (
     LLM_INFERRED,
+    READS,
+    WITH_BASELINE,
     EvidenceRejected,
     EvidenceSink,
     Hypothesis,
@@ -66,6 +71,13 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
                     "service": {"type": "string", "description": "The root-cause service."},
                     "summary": {"type": "string", "description": "One paragraph."},
                     "evidence": {"type": "array", "items": {"type": "string"}},
+                    "path": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "How the fault spread: the root cause first, the "
+                        "alerted service last.",
+                    },
+                    "confidence": {"type": "number", "description": "0 to 1."},
                 },
                 "required": ["service", "summary"],
             },
@@ -114,6 +126,10 @@ class AgentRun:
     llm_used: bool = False
     events: list[str] = field(default_factory=list)
     """What the machine did with each model turn (refusals, malformed calls...)."""
+    claims: Claims = field(default_factory=Claims)
+    """What the model stated beyond tool calls (the path, its confidence)."""
+    audit: dict[str, Any] | None = None
+    """The stage audit and its repairs (`audit.Outcome.as_dict`)."""
 
     @property
     def hypotheses(self) -> list[Hypothesis]:
@@ -129,6 +145,7 @@ class AgentRun:
             "rejected_evidence": [{**e.as_dict(), "reason": why} for e, why in self.sink.rejected],
             "events": self.events,
             "report": self.report.as_dict(),
+            "audit": self.audit,
         }
 
 
@@ -169,7 +186,7 @@ class Agent:
                 )
         return sink
 
-    def _run_tool(
+    def run_check(
         self, tool: Tool, args: Any, ctx: ToolContext, sink: EvidenceSink
     ) -> tuple[ToolResult, ToolEvidence | None]:
         result = call_tool(tool, ctx, args if isinstance(args, Mapping) else {"_": args})
@@ -190,6 +207,7 @@ class Agent:
             hypothesis=suspect,
             status=str(result.status),
             data=dict(result.data) if tool.name.startswith("git_") else {},
+            **read_windows(tool.name, ctx),
         )
         sink.ensure(suspect)
         sink.add(ev)
@@ -215,13 +233,13 @@ class Agent:
                 if not tool.status(ctx).enabled:
                     continue
                 for args in floor_args(name, arg, hyp.suspect):
-                    self._run_tool(tool, args, ctx, sink)
+                    self.run_check(tool, args, ctx, sink)
                     calls += 1
                 if name == "git_log" and "git_show" in self.tools:
                     recent = _recent_commit(hyp)
                     if recent:
                         show = {"service": hyp.suspect, "sha": recent}
-                        self._run_tool(self.tools["git_show"], show, ctx, sink)
+                        self.run_check(self.tools["git_show"], show, ctx, sink)
                         calls += 1
         if ranked and ctx.memory is not None and "memory_lookup" in self.tools:
             if self.clock() > deadline:
@@ -229,12 +247,12 @@ class Agent:
             # Past incidents as tool evidence without a model: was the top suspect the
             # root cause of incidents like this one?
             ask = {"query": alert_query(ctx), "service": ranked[0].suspect}
-            self._run_tool(self.tools["memory_lookup"], ask, ctx, sink)
+            self.run_check(self.tools["memory_lookup"], ask, ctx, sink)
             calls += 1
         return calls
 
     @staticmethod
-    def _floor_conclusion(sink: EvidenceSink) -> str | None:
+    def floor_conclusion(sink: EvidenceSink) -> str | None:
         best = next(iter(sink.ranked()), None)
         if best is not None and best.has_hard_evidence and best.state in (
             HypothesisState.SUPPORTED, HypothesisState.VALIDATED,
@@ -247,7 +265,7 @@ class Agent:
     def investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
         """Verify the plan; the report also cites similar past incidents (memory search,
         no model) when the context has an incident memory."""
-        run = self._investigate(alert, plan, ctx)
+        run = audited(self, self._investigate(alert, plan, ctx), alert, plan, ctx)
         similar, note = similar_incidents(ctx)
         run.report.similar = similar
         if note:
@@ -311,7 +329,10 @@ class Agent:
                 if isinstance(outcome, Ending):
                     conclusion = (str(call.arguments.get("service"))
                                   if outcome == Ending.CONCLUDED else None)  # fmt: skip
-                    return self._end(alert, sink, outcome, conclusion, narration, events, steps)
+                    run = self._end(alert, sink, outcome, conclusion, narration, events, steps)
+                    if conclusion is not None:
+                        run.claims = claims_of(call.arguments)
+                    return run
                 messages.append({"role": "tool", "content": outcome, "tool_name": call.name})
         events.append(f"step budget of {self.config.max_steps} spent")
         return self._end(alert, sink, Ending.BUDGET_EXHAUSTED, None, narration, events, steps)
@@ -340,7 +361,7 @@ class Agent:
             events.append(f"step {step}: unknown tool {call.name!r}")
             known = ", ".join(sorted([*self.tools, "conclude", "insufficient_evidence"]))
             return f"There is no tool named {call.name!r}. Tools: {known}."
-        result, ev = self._run_tool(tool, args, ctx, sink)
+        result, ev = self.run_check(tool, args, ctx, sink)
         verdict = f" Verdict for {ev.hypothesis}: {ev.verdict}." if ev else ""
         return f"[{result.status}] {result.summary}{verdict}"
 
@@ -387,7 +408,7 @@ class Agent:
     ) -> AgentRun:
         calls = self._floor(ctx, sink, deadline, events)
         events.append(f"floor ran {calls} check(s)")
-        conclusion = self._floor_conclusion(sink)
+        conclusion = self.floor_conclusion(sink)
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
         run = self._end(alert, sink, ending, conclusion, list(narration), events, steps)
         run.llm_used = llm_used
@@ -419,3 +440,29 @@ def _recent_commit(h: Hypothesis) -> str | None:
         if ev.tool == "git_log" and ev.data.get("recent"):
             return str(ev.data["recent"][0]["sha"])
     return None
+
+
+def read_windows(tool: str, ctx: ToolContext) -> dict[str, tuple[float, float] | None]:
+    """The windows a tool's check reads (`READS`), for the evidence record."""
+    reads = READS.get(tool)
+    if reads is None:
+        return {}
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
+    return {"window": win.alert, "baseline": win.baseline if reads == WITH_BASELINE else None}
+
+
+def claims_of(args: Mapping[str, Any]) -> Claims:
+    """The path and confidence a model stated when it concluded (bounded, typed)."""
+    return Claims(path=_names(args.get("path")), confidence=_number(args.get("confidence")))
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or not value:
+        return None
+    return tuple(str(v)[:253] for v in value[:16])
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return max(0.0, min(1.0, float(value)))

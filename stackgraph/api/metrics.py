@@ -33,6 +33,10 @@ class ApiMetrics:
             "Incidents that joined another after planning (same cause or one path).",
             registry=self.registry,
         )  # fmt: skip
+        self.audits = Counter(
+            "stackgraph_audits", "Investigation audits, by route (pass, fast, slow).", ["route"],
+            registry=self.registry,
+        )  # fmt: skip
         self.writeback_failures = Counter(
             "stackgraph_writeback_failures", "Write-backs that failed.", registry=self.registry
         )

@@ -19,6 +19,7 @@ from stackgraph.rca.agent import (
     ToolEvidence,
     Verdict,
 )
+from stackgraph.rca.agent.audit import Claims
 from stackgraph.rca.model import Alert
 
 
@@ -50,7 +51,12 @@ def _evidence_from(d: Mapping[str, Any]) -> ToolEvidence:
         result_summary=str(d.get("result_summary", "")), source=str(d.get("source", "")),
         check=str(d.get("check", "")), hypothesis=str(d.get("hypothesis", "")),
         status=str(d.get("status", "success")), data=dict(d.get("data") or {}),
+        window=_span(d.get("window")), baseline=_span(d.get("baseline")),
     )  # fmt: skip
+
+
+def _span(value: Any) -> tuple[float, float] | None:
+    return (float(value[0]), float(value[1])) if value else None
 
 
 def run_doc(run: AgentRun) -> dict[str, Any]:
@@ -63,6 +69,9 @@ def run_doc(run: AgentRun) -> dict[str, Any]:
     return {
         "ending": str(run.ending), "conclusion": run.conclusion, "steps": run.steps,
         "llm_used": run.llm_used, "events": list(run.events), "hypotheses": hyps,
+        "claims": {"path": list(run.claims.path) if run.claims.path else None,
+                   "confidence": run.claims.confidence},
+        "audit": run.audit,
         "rejected": [{"evidence": _evidence_doc(e), "reason": why} for e, why in run.sink.rejected],
         "report": {"diagnosis": r.diagnosis, "summary": r.summary,
                    "actions": [asdict(a) for a in r.actions], "ending": r.ending,
@@ -91,4 +100,12 @@ def run_from(d: Mapping[str, Any]) -> AgentRun:
     return AgentRun(ending=Ending(d["ending"]), conclusion=d.get("conclusion"), sink=sink,
                     report=report, steps=int(d.get("steps", 0)),
                     llm_used=bool(d.get("llm_used", False)),
-                    events=list(d.get("events") or []))  # fmt: skip
+                    events=list(d.get("events") or []), claims=_claims(d.get("claims")),
+                    audit=d.get("audit"))  # fmt: skip
+
+
+def _claims(d: Mapping[str, Any] | None) -> Claims:
+    if not d:
+        return Claims()
+    path, conf = d.get("path"), d.get("confidence")
+    return Claims(tuple(path) if path else None, None if conf is None else float(conf))

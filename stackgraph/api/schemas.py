@@ -79,6 +79,8 @@ class EvidenceView(BaseModel):
     result_summary: str
     source: str
     status: str
+    window: list[float] | None = Field(default=None, description="The alert window read.")
+    baseline: list[float] | None = Field(default=None, description="The baseline compared.")
 
 
 class HypothesisView(BaseModel):
@@ -122,6 +124,11 @@ class IncidentDetail(IncidentSummary):
         default=[], description="Incidents grouped into this one after planning, and why."
     )
     investigations: int = Field(default=0, description="Agent runs (1 unless one was cut off).")
+    audit: dict[str, Any] | None = Field(
+        default=None,
+        description="Stage audit: score, route (pass/fast/slow), per-stage scores and "
+        "problems, repairs, and the four stage artifacts (EP, HS, AS, DR).",
+    )
 
 
 class InvestigateRequest(BaseModel):

@@ -190,6 +190,8 @@ class IncidentService:
             )
             self.metrics.duration.observe(time.monotonic() - started)
             self.metrics.investigations.labels(str(outcome.run.ending)).inc()
+            if outcome.run.audit is not None:
+                self.metrics.audits.labels(str(outcome.run.audit["route"])).inc()
             self.records.update(fp, investigations=incident.investigations + 1,
                                 investigated_by=consumer, **outcome_fields(outcome))  # fmt: skip
         current = self.records.load(fp)  # with what joined or resolved meanwhile

@@ -58,4 +58,5 @@ def detail_view(incident: Incident) -> IncidentDetail:
                                      for e, why in run.sink.rejected]  # fmt: skip
         data["report"] = run.report.as_dict()
         data["events"] = run.events
+        data["audit"] = run.audit
     return IncidentDetail(**data)

@@ -266,8 +266,11 @@ def test_adhoc_investigation_and_graph_tool(client: TestClient) -> None:
 
 def test_metrics_count_alerts_and_investigations(client: TestClient) -> None:
     client.post("/api/v1/alerts", json=firing("fp-m"), headers=AUTH)
-    wait_done(client, "fp-m")
+    audit = wait_done(client, "fp-m")["audit"]
     text = client.get("/metrics").text
+    # git read the alert window; nothing on payment compared it to a baseline: half an EP
+    assert audit["route"] == "pass" and audit["stages"]["EP"]["score"] == 0.5
+    assert 'stackgraph_audits_total{route="pass"} 1.0' in text
     assert 'stackgraph_alerts_received_total{status="firing"} 1.0' in text
     assert 'stackgraph_investigations_total{ending="concluded"} 1.0' in text
     assert "stackgraph_investigation_duration_seconds_count 1.0" in text
