@@ -21,7 +21,7 @@ from stackgraph.config import load_settings
 from stackgraph.eval.records import DeployEvent, EdgeStat, deploy_records, edge_stat_records
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import Alert, investigate
-from stackgraph.rca.collect import resolve_anchor
+from stackgraph.rca.anchor import resolve_anchor
 from stackgraph.rca.facts import Facts, Request
 from stackgraph.rca.investigate import windows_for
 from stackgraph.rca.pipeline import DEFAULT, gather
