@@ -44,10 +44,6 @@ class AlertTime:
     signal: str | None = None
     first_out: float | None = None
 
-    @property
-    def detected(self) -> bool:
-        return self.how == "detected"
-
 
 def _fires(
     kind: str, baseline: Sequence[float], points: Sequence[tuple[float, float]], horizon: float

@@ -74,10 +74,6 @@ class WriterLease:
         self._lost: str | None = None
         self._renew_error: str | None = None
 
-    @property
-    def lost(self) -> bool:
-        return self._lost is not None
-
     def acquire(self) -> None:
         try:
             sent = self.clock()
@@ -153,13 +149,3 @@ class WriterLease:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-def wait_for(conn: redis.Redis, graph: str, timeout_s: float) -> bool:
-    """Poll until no writer holds `graph`'s lease; True if it became free."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not conn.exists(lease_key(graph)):
-            return True
-        time.sleep(0.2)
-    return False

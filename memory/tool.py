@@ -11,12 +11,6 @@ from stackgraph.store import GraphStore
 from .handle import Memory
 from .retrieval import MemoryHit, search
 
-DESCRIPTION = (
-    "Recall past incidents similar to a question (symptom, alert, service), with their "
-    "root cause and resolution, and why each matched. Optional as_of / known_at (epoch "
-    "seconds) ask what was true / what was known at that time."
-)
-
 
 @dataclass(frozen=True)
 class MemoryLookup:

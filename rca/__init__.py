@@ -7,7 +7,7 @@ plan.candidates[0].service, plan.candidates[0].signals, plan.candidates[0].evide
 
 from .anchor import anchor_names, pod_base_names
 from .clock import parse_time
-from .collect import GENERATORS, clamp_hops
+from .collect import GENERATORS
 from .investigate import investigate, windows_for
 from .model import (
     EDGE_PREFIX,
@@ -19,6 +19,7 @@ from .model import (
     MetricsSource,
     Plan,
 )
+from .neighbourhood import clamp_hops
 from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
 from .planner import Planner
 from .scorers import Signal

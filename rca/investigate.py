@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 
-from stackgraph.store import GraphStore
+from stackgraph.store import GraphReader, GraphStore
 
-from .collect import GraphReader, clamp_hops, resolve_anchor
+from .anchor import resolve_anchor
 from .facts import Facts, Request
 from .model import Alert, Candidate, LogSource, MetricsSource, Plan, SpanSource
+from .neighbourhood import clamp_hops
 from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
 from .windows import Windows
 

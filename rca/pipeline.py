@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from .collect import GENERATORS, GraphReader
+from stackgraph.store import GraphReader
+
+from .collect import GENERATORS
 from .facts import Facts, Request
 from .fusion import by_source, rrf
 from .model import Candidate, Evidence

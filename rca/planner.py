@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stackgraph.config import Settings
+from stackgraph.store import GraphReader
 
-from .collect import GraphReader
 from .investigate import investigate
 from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
 from .pipeline import DEFAULT, Playbook

@@ -9,9 +9,6 @@ from typing import Any
 from .chunks import CodeChunk
 from .model import Source, Status
 
-Scalar = str | int | float | bool
-PropValue = Scalar | list[str] | list[int] | list[float] | list[bool]
-
 
 def _fmt_key(key: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in key.items())

@@ -24,7 +24,6 @@ from typing import Any
 from stackgraph.schema import EdgeRecord, NodeRecord, RecordBatch, Source, Status
 
 from .datastores import image_name
-from .infra import Topology, Unit, resolve_units
 from .k8s_kinds import INFRA_KINDS
 from .k8s_objects import (
     Obj,
@@ -38,6 +37,7 @@ from .k8s_objects import (
     namespace_of,
     steer,
 )
+from .units import Topology, Unit, resolve_units
 
 SRC = Source.STATIC_INFRA
 _SHA1 = re.compile(r"sha1:([0-9a-f]{40})")

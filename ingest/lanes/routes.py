@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from .k8s_objects import Obj, as_list, dig, namespace_of
 
-TRAEFIK_GROUPS = ("traefik.io", "traefik.containo.us")
 ROUTE_KINDS = ("Ingress", "IngressRoute", "IngressRouteTCP")
 
 

@@ -10,9 +10,11 @@ from .evidence import (
     ToolEvidence,
     Verdict,
 )
-from .loop import PLAN_HEADER, Agent, AgentConfig, AgentRun, Ending, plan_prompt
+from .loop import Agent, AgentConfig
 from .parse import ToolCall, calls_in_text
+from .prompts import PLAN_HEADER, plan_prompt
 from .report import Action, Report, build_report
+from .run import AgentRun, Ending
 from .toolbox import (
     Prerequisite,
     PrerequisiteStatus,

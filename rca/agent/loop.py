@@ -12,12 +12,9 @@ calls, unknown tools and raw JSON in text are answered, never raised.
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -26,14 +23,12 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
-from ..windows import Windows
 from .audit.run import audited
 from .audit.stages import Claims
-from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem
+from .catalog import default_tools
+from .checks import run_check
 from .evidence import (
     LLM_INFERRED,
-    READS,
-    WITH_BASELINE,
     EvidenceRejected,
     EvidenceSink,
     Hypothesis,
@@ -41,67 +36,13 @@ from .evidence import (
     ToolEvidence,
     Verdict,
 )
+from .floor import floor_conclusion, run_floor
 from .parse import ToolCall, calls_in_text, structured_calls
-from .report import Report, build_report
-from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
-from .tools_graph import alert_query, similar_incidents
-
-log = logging.getLogger(__name__)
-
-PLAN_HEADER = (
-    "## Likely root causes (graph blame-propagation, before tools) — "
-    "prioritised leads to confirm, not conclusions"
-)
-
-SYSTEM_PROMPT = """You are StackGraph's root-cause analyst for a Kubernetes platform.
-An alert fired. You get a ranked plan of suspects from the platform graph. Verify suspects
-with the tools: every verdict is computed from the tool's result, not from what you say.
-When a tool has supported a suspect, call conclude(service, summary). If the checks do not
-support any suspect, call insufficient_evidence(reason). Never invent tool output."""
-
-CONTROL_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "conclude",
-            "description": "Name the root cause. Accepted only if a tool's evidence supports it.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "service": {"type": "string", "description": "The root-cause service."},
-                    "summary": {"type": "string", "description": "One paragraph."},
-                    "evidence": {"type": "array", "items": {"type": "string"}},
-                    "path": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "How the fault spread: the root cause first, the "
-                        "alerted service last.",
-                    },
-                    "confidence": {"type": "number", "description": "0 to 1."},
-                },
-                "required": ["service", "summary"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "insufficient_evidence",
-            "description": "End without a root cause: the checks do not support any suspect.",
-            "parameters": {
-                "type": "object",
-                "properties": {"reason": {"type": "string"}},
-                "required": ["reason"],
-            },
-        },
-    },
-]
-
-
-class Ending(StrEnum):
-    CONCLUDED = "concluded"
-    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
-    BUDGET_EXHAUSTED = "budget_exhausted"
+from .prompts import CONTROL_TOOLS, MALFORMED_REPLY, NO_TOOL_CALL, SYSTEM_PROMPT, plan_prompt
+from .report import build_report
+from .run import AgentRun, Ending
+from .toolbox import Tool, ToolContext
+from .tools_graph import similar_incidents
 
 
 @dataclass(frozen=True)
@@ -114,52 +55,7 @@ class AgentConfig:
     chat_timeout_s: float = 120.0
 
 
-@dataclass
-class AgentRun:
-    """Everything one investigation produced, model or not."""
-
-    ending: Ending
-    conclusion: str | None
-    sink: EvidenceSink
-    report: Report
-    steps: int = 0
-    llm_used: bool = False
-    events: list[str] = field(default_factory=list)
-    """What the machine did with each model turn (refusals, malformed calls...)."""
-    claims: Claims = field(default_factory=Claims)
-    """What the model stated beyond tool calls (the path, its confidence)."""
-    audit: dict[str, Any] | None = None
-    """The stage audit and its repairs (`audit.Outcome.as_dict`)."""
-
-    @property
-    def hypotheses(self) -> list[Hypothesis]:
-        return self.sink.ranked()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ending": str(self.ending),
-            "conclusion": self.conclusion,
-            "steps": self.steps,
-            "llm_used": self.llm_used,
-            "hypotheses": [h.as_dict() for h in self.hypotheses],
-            "rejected_evidence": [{**e.as_dict(), "reason": why} for e, why in self.sink.rejected],
-            "events": self.events,
-            "report": self.report.as_dict(),
-            "audit": self.audit,
-        }
-
-
 Clock = Callable[[], float]
-
-
-def plan_prompt(alert: Alert, plan: Plan) -> str:
-    """The user turn: the alert, then the plan verbatim under the leads header."""
-    alert_doc = {"labels": dict(alert.labels), "annotations": dict(alert.annotations),
-                 "starts_at": alert.starts_at, "fingerprint": alert.fingerprint}  # fmt: skip
-    return (
-        f"## Alert\n{json.dumps(alert_doc, indent=1, sort_keys=True)}\n\n{PLAN_HEADER}\n"
-        f"{json.dumps(plan.to_dict(), indent=1, default=str)}\n"
-    )
 
 
 class Agent:
@@ -175,8 +71,6 @@ class Agent:
         self.tools = dict(tools) if tools is not None else default_tools()
         self.clock = clock
 
-    # -- evidence ---------------------------------------------------------------------
-
     def _seed(self, plan: Plan) -> EvidenceSink:
         sink = EvidenceSink()
         for i, cand in enumerate(plan.candidates):
@@ -186,86 +80,10 @@ class Agent:
                 )
         return sink
 
-    def run_check(
-        self, tool: Tool, args: Any, ctx: ToolContext, sink: EvidenceSink
-    ) -> tuple[ToolResult, ToolEvidence | None]:
-        result = call_tool(tool, ctx, args if isinstance(args, Mapping) else {"_": args})
-        suspect = str(args.get("service", "")) if isinstance(args, Mapping) else ""
-        if not suspect or result.status == ToolStatus.INVALID_ARGUMENTS:
-            return result, None
-        try:
-            verdict = tool.check(result, suspect, ctx.now(), ctx.window_s)
-        except Exception as exc:  # a broken check is inconclusive, never a crash
-            log.warning("check of %s failed: %s", tool.name, exc)
-            verdict = Verdict.INCONCLUSIVE
-        ev = ToolEvidence(
-            tool=tool.name,
-            verdict=verdict,
-            result_summary=result.summary[:1000],
-            source=tool.source,
-            check=_check_key(tool.name, args),
-            hypothesis=suspect,
-            status=str(result.status),
-            data=dict(result.data) if tool.name.startswith("git_") else {},
-            **read_windows(tool.name, ctx),
-        )
-        sink.ensure(suspect)
-        sink.add(ev)
-        return result, ev
-
-    # -- the deterministic floor ------------------------------------------------------
-
-    def _floor(
-        self, ctx: ToolContext, sink: EvidenceSink, deadline: float, events: list[str]
-    ) -> int:
-        calls = 0
-        ranked = sink.ranked()[: self.config.top_k]
-        for hyp in ranked:
-            for spec in hyp.suggested_tools or DEFAULT_SUGGESTED:
-                if self.clock() > deadline:
-                    return calls
-                name, _, arg = str(spec).partition(":")
-                problem = suggestion_problem(self.tools, str(spec), hyp.suspect)
-                if problem:
-                    events.append(f"floor skipped {problem}")
-                    continue
-                tool = self.tools[name]
-                if not tool.status(ctx).enabled:
-                    continue
-                for args in floor_args(name, arg, hyp.suspect):
-                    self.run_check(tool, args, ctx, sink)
-                    calls += 1
-                if name == "git_log" and "git_show" in self.tools:
-                    recent = _recent_commit(hyp)
-                    if recent:
-                        show = {"service": hyp.suspect, "sha": recent}
-                        self.run_check(self.tools["git_show"], show, ctx, sink)
-                        calls += 1
-        if ranked and ctx.memory is not None and "memory_lookup" in self.tools:
-            if self.clock() > deadline:
-                return calls
-            # Past incidents as tool evidence without a model: was the top suspect the
-            # root cause of incidents like this one?
-            ask = {"query": alert_query(ctx), "service": ranked[0].suspect}
-            self.run_check(self.tools["memory_lookup"], ask, ctx, sink)
-            calls += 1
-        return calls
-
-    @staticmethod
-    def floor_conclusion(sink: EvidenceSink) -> str | None:
-        best = next(iter(sink.ranked()), None)
-        if best is not None and best.has_hard_evidence and best.state in (
-            HypothesisState.SUPPORTED, HypothesisState.VALIDATED,
-        ):  # fmt: skip
-            return best.suspect
-        return None
-
-    # -- the loop ---------------------------------------------------------------------
-
     def investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
         """Verify the plan; the report also cites similar past incidents (memory search,
         no model) when the context has an incident memory."""
-        run = audited(self, self._investigate(alert, plan, ctx), alert, plan, ctx)
+        run = audited(self.tools, self._investigate(alert, plan, ctx), alert, plan, ctx)
         similar, note = similar_incidents(ctx)
         run.report.similar = similar
         if note:
@@ -300,9 +118,7 @@ class Agent:
                                    stream=False)  # fmt: skip
             except pydantic.ValidationError as exc:
                 events.append(f"step {steps}: malformed model reply ({exc.error_count()} errors)")
-                messages.append({"role": "user", "content": (
-                    "Your last reply was malformed: tool call arguments must be a JSON object. "
-                    "Try again.")})  # fmt: skip
+                messages.append({"role": "user", "content": MALFORMED_REPLY})
                 continue
             except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as exc:
                 events.append(f"step {steps}: model unavailable ({type(exc).__name__}: {exc}); "
@@ -320,9 +136,7 @@ class Agent:
             messages.append({"role": "assistant", "content": content})
             if not calls:
                 events.append(f"step {steps}: no tool call")
-                messages.append({"role": "user", "content": (
-                    "Call a tool to check a suspect, conclude(service, summary) once a tool "
-                    "supports it, or insufficient_evidence(reason).")})  # fmt: skip
+                messages.append({"role": "user", "content": NO_TOOL_CALL})
                 continue
             for call in calls:
                 outcome = self._handle(call, ctx, sink, events, steps, narration)
@@ -331,7 +145,7 @@ class Agent:
                                   if outcome == Ending.CONCLUDED else None)  # fmt: skip
                     run = self._end(alert, sink, outcome, conclusion, narration, events, steps)
                     if conclusion is not None:
-                        run.claims = claims_of(call.arguments)
+                        run.claims = Claims.stated(call.arguments)
                     return run
                 messages.append({"role": "tool", "content": outcome, "tool_name": call.name})
         events.append(f"step budget of {self.config.max_steps} spent")
@@ -361,7 +175,7 @@ class Agent:
             events.append(f"step {step}: unknown tool {call.name!r}")
             known = ", ".join(sorted([*self.tools, "conclude", "insufficient_evidence"]))
             return f"There is no tool named {call.name!r}. Tools: {known}."
-        result, ev = self.run_check(tool, args, ctx, sink)
+        result, ev = run_check(tool, args, ctx, sink)
         verdict = f" Verdict for {ev.hypothesis}: {ev.verdict}." if ev else ""
         return f"[{result.status}] {result.summary}{verdict}"
 
@@ -406,9 +220,9 @@ class Agent:
         llm_used: bool,
         narration: Sequence[str] = (),
     ) -> AgentRun:
-        calls = self._floor(ctx, sink, deadline, events)
+        calls = run_floor(self.tools, ctx, sink, deadline, events, self.config.top_k, self.clock)
         events.append(f"floor ran {calls} check(s)")
-        conclusion = self.floor_conclusion(sink)
+        conclusion = floor_conclusion(sink)
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
         run = self._end(alert, sink, ending, conclusion, list(narration), events, steps)
         run.llm_used = llm_used
@@ -426,43 +240,3 @@ class Agent:
     ) -> AgentRun:
         report = build_report(alert, sink, str(ending), conclusion, "\n\n".join(narration))
         return AgentRun(ending, conclusion, sink, report, steps, steps > 0, events)
-
-
-def _check_key(tool: str, args: Any) -> str:
-    if not isinstance(args, Mapping):
-        return tool
-    parts = [f"{k}={args[k]}" for k in sorted(args) if k != "service"]
-    return ",".join(parts) or "default"
-
-
-def _recent_commit(h: Hypothesis) -> str | None:
-    for ev in reversed(h.evidence):
-        if ev.tool == "git_log" and ev.data.get("recent"):
-            return str(ev.data["recent"][0]["sha"])
-    return None
-
-
-def read_windows(tool: str, ctx: ToolContext) -> dict[str, tuple[float, float] | None]:
-    """The windows a tool's check reads (`READS`), for the evidence record."""
-    reads = READS.get(tool)
-    if reads is None:
-        return {}
-    win = Windows.ending_at(ctx.now(), ctx.window_s)
-    return {"window": win.alert, "baseline": win.baseline if reads == WITH_BASELINE else None}
-
-
-def claims_of(args: Mapping[str, Any]) -> Claims:
-    """The path and confidence a model stated when it concluded (bounded, typed)."""
-    return Claims(path=_names(args.get("path")), confidence=_number(args.get("confidence")))
-
-
-def _names(value: Any) -> tuple[str, ...] | None:
-    if not isinstance(value, list) or not value:
-        return None
-    return tuple(str(v)[:253] for v in value[:16])
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return max(0.0, min(1.0, float(value)))

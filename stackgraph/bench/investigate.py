@@ -22,7 +22,7 @@ from stackgraph.eval.records import DeployEvent, deploy_records, edge_stat_recor
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
-from stackgraph.rca.collect import resolve_anchor
+from stackgraph.rca.anchor import resolve_anchor
 from stackgraph.rca.facts import Facts, Request
 from stackgraph.rca.investigate import windows_for
 from stackgraph.rca.pipeline import DEFAULT, gather

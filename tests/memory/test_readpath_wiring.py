@@ -6,9 +6,10 @@ from __future__ import annotations
 from stackgraph.eval.records import DeployEvent, deploy_records
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import investigate
-from stackgraph.rca.collect import callers, changes, history, khop
+from stackgraph.rca.change_history import changes, history
 from stackgraph.rca.facts import Facts, NodeFact, Request
 from stackgraph.rca.model import Alert
+from stackgraph.rca.neighbourhood import callers, khop
 from stackgraph.rca.windows import Windows
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore

@@ -11,7 +11,7 @@ from rich.console import Console
 from stackgraph.cli.investigate import print_plan
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import Alert, investigate
-from stackgraph.rca.collect import deploy_ref
+from stackgraph.rca.change_history import deploy_ref
 from stackgraph.rca.model import Candidate, Plan
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore

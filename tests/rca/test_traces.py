@@ -88,7 +88,7 @@ def test_a_self_time_clipped_to_zero_in_the_baseline_gives_no_verdict() -> None:
 def test_a_plan_reads_the_spans_one_call_around_its_candidates() -> None:
     """web → api → db; a plan about api keeps api's spans and the calls into and out of it
     (web's and db's spans of those calls), and nothing of a far service."""
-    from stackgraph.rca.collect import around
+    from stackgraph.rca.read_time import around
 
     far = Span("t9", "x", "", "batch", "", 5.0, T0)
     got = around([*_trace(1, T0), far], {"api"})

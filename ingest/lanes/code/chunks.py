@@ -15,10 +15,6 @@ from stackgraph.schema.chunks import CodeChunk, point_id
 __all__ = ["CodeChunk", "chunk_module", "point_id"]
 
 
-def _is_def(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.FunctionDef | cst.ClassDef)
-
-
 def chunk_module(module: cst.Module, repo: str, path: str, service: str) -> list[CodeChunk]:
     """Chunks of one parsed file, in source order; duplicate symbols get `#2`, `#3`."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)

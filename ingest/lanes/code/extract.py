@@ -34,7 +34,9 @@ from stackgraph.schema import (
 
 from ..isolated import ChildFailed, Limits, at, run_isolated
 from .chunks import CodeChunk, chunk_module
-from .facts import FileFacts, ObjRef, constants_of, file_facts
+from .facts import FileFacts, ObjRef
+from .names import constants_of
+from .structure import file_facts
 
 SRC = Source.STATIC_CODE
 

@@ -264,7 +264,3 @@ def load_repo(spec: RepoSpec, settings: Settings) -> RepoSnapshot:
                 snap.problems.append(Rejection(unit, "source", msg, f"{snap.name}:{path}"))
         sf.files = texts
     return snap
-
-
-def same_repo(a: Path, b: Path | None) -> bool:
-    return b is not None and a.expanduser().resolve() == b.expanduser().resolve()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -10,14 +11,16 @@ from stackgraph.errors import StackGraphError
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.timetravel import neighbours_at
 
+from ..checks import run_check
 from ..evidence import EvidenceSink
+from ..floor import floor_conclusion
 from ..report import build_report, symptom_of
-from ..toolbox import ToolContext
+from ..toolbox import Tool, ToolContext
 from .checks import Neighbours
 from .repair import Outcome, RepairHint, Work, repair
 
 if TYPE_CHECKING:
-    from ..loop import Agent, AgentRun
+    from ..run import AgentRun
 
 
 def signature(alert: Alert) -> str:
@@ -50,9 +53,12 @@ def remembered(store: Any, alert: Alert) -> list[RepairHint]:
     return [RepairHint(str(r["stage"]), str(r["patch"]), float(r["gain"] or 0.0)) for r in rows]
 
 
-def audited(agent: Agent, run: AgentRun, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
-    """`run` audited and, where the route says, repaired; `run.audit` holds the record."""
-    from ..loop import Ending
+def audited(
+    tools: Mapping[str, Tool], run: AgentRun, alert: Alert, plan: Plan, ctx: ToolContext
+) -> AgentRun:
+    """`run` audited and, where the route says, repaired with `tools`; `run.audit` holds
+    the record."""
+    from ..run import Ending  # the run imports the audit's stages
 
     symptom = plan.anchor or symptom_of(alert)[0]
     paths = {c.service: c.paths for c in plan.candidates}
@@ -60,11 +66,11 @@ def audited(agent: Agent, run: AgentRun, alert: Alert, plan: Plan, ctx: ToolCont
     # graph learns of an edge only when a lane next runs, often after the alert fired.
     work = Work(run.sink, run.conclusion, run.claims, symptom, paths, ctx, plan.at)
 
-    def run_check(name: str, args: dict[str, Any], c: ToolContext, sink: EvidenceSink) -> bool:
-        tool = agent.tools.get(name)
+    def check(name: str, args: dict[str, Any], c: ToolContext, sink: EvidenceSink) -> bool:
+        tool = tools.get(name)
         if tool is None or not tool.status(c).enabled:
             return False
-        agent.run_check(tool, args, c, sink)
+        run_check(tool, args, c, sink)
         return True
 
     def next_suspects(w: Work) -> list[str]:
@@ -72,7 +78,7 @@ def audited(agent: Agent, run: AgentRun, alert: Alert, plan: Plan, ctx: ToolCont
         return [c.service for c in plan.candidates if c.service not in done]
 
     neighbours = graph_neighbours(ctx.store) if ctx.store is not None else None
-    out = repair(work, neighbours, run_check, agent.floor_conclusion, next_suspects,
+    out = repair(work, neighbours, check, floor_conclusion, next_suspects,
                  remembered(ctx.store, alert))  # fmt: skip
     w = out.work
     ending = run.ending

@@ -13,7 +13,7 @@ and confidence it states when it concludes. Those are what the audit exists to c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +86,15 @@ class Claims:
 
     path: tuple[str, ...] | None = None
     confidence: float | None = None
+
+    @classmethod
+    def stated(cls, args: Mapping[str, Any]) -> Claims:
+        """What a model's conclude call stated (bounded, typed; anything else ignored)."""
+        path, conf = args.get("path"), args.get("confidence")
+        hops = tuple(str(v)[:253] for v in path[:16]) if isinstance(path, list) and path else None
+        if isinstance(conf, bool) or not isinstance(conf, int | float):
+            return cls(hops, None)
+        return cls(hops, max(0.0, min(1.0, float(conf))))
 
 
 def evidence_items(sink: EvidenceSink) -> tuple[tuple[EvidenceItem, ...], dict[int, str]]:

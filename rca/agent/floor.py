@@ -1,0 +1,73 @@
+"""The deterministic floor: with no model, or once the model is down, the plan's top
+suspects get their suggested checks; a supported one with hard evidence is the conclusion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
+from .checks import run_check
+from .evidence import EvidenceSink, Hypothesis, HypothesisState
+from .toolbox import Tool, ToolContext
+from .tools_graph import alert_query
+
+
+def run_floor(
+    tools: dict[str, Tool],
+    ctx: ToolContext,
+    sink: EvidenceSink,
+    deadline: float,
+    events: list[str],
+    top_k: int,
+    clock: Callable[[], float],
+) -> int:
+    """Each top suspect's suggested checks, then past incidents on the first, until the
+    deadline; returns how many calls ran."""
+    calls = 0
+    ranked = sink.ranked()[:top_k]
+    for hyp in ranked:
+        for spec in hyp.suggested_tools or DEFAULT_SUGGESTED:
+            if clock() > deadline:
+                return calls
+            name, _, arg = str(spec).partition(":")
+            problem = suggestion_problem(tools, str(spec), hyp.suspect)
+            if problem:
+                events.append(f"floor skipped {problem}")
+                continue
+            tool = tools[name]
+            if not tool.status(ctx).enabled:
+                continue
+            for args in floor_args(name, arg, hyp.suspect):
+                run_check(tool, args, ctx, sink)
+                calls += 1
+            if name == "git_log" and "git_show" in tools:
+                recent = _recent_commit(hyp)
+                if recent:
+                    show = {"service": hyp.suspect, "sha": recent}
+                    run_check(tools["git_show"], show, ctx, sink)
+                    calls += 1
+    if ranked and ctx.memory is not None and "memory_lookup" in tools:
+        if clock() > deadline:
+            return calls
+        # Past incidents as tool evidence without a model: was the top suspect the
+        # root cause of incidents like this one?
+        ask = {"query": alert_query(ctx), "service": ranked[0].suspect}
+        run_check(tools["memory_lookup"], ask, ctx, sink)
+        calls += 1
+    return calls
+
+
+def floor_conclusion(sink: EvidenceSink) -> str | None:
+    best = next(iter(sink.ranked()), None)
+    if best is not None and best.has_hard_evidence and best.state in (
+        HypothesisState.SUPPORTED, HypothesisState.VALIDATED,
+    ):  # fmt: skip
+        return best.suspect
+    return None
+
+
+def _recent_commit(h: Hypothesis) -> str | None:
+    for ev in reversed(h.evidence):
+        if ev.tool == "git_log" and ev.data.get("recent"):
+            return str(ev.data["recent"][0]["sha"])
+    return None

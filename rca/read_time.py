@@ -1,0 +1,134 @@
+"""Generators over the read-time sources (metrics, logs, spans), not the graph. A failing
+source leaves a note and a partial plan; an unreachable one is not asked again."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from stackgraph.errors import SourceUnavailable
+from stackgraph.store import GraphReader
+
+from .facts import Facts, ProbeSeries, Request, Windows, num
+from .model import MetricsSource
+from .neighbourhood import candidate_names
+
+if TYPE_CHECKING:
+    from stackgraph.ingest.lanes.telemetry import Span
+
+
+def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Each candidate's own metrics in the alert and baseline windows, via MetricsSource.
+
+    Reads metrics, not the graph. A failing probe is a note and the others still count;
+    an unreachable source is noted once and not asked again for this plan.
+    """
+    metrics = req.metrics
+    if metrics is None:
+        return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
+    source = str(getattr(metrics, "source_name", type(metrics).__name__))
+    out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
+    notes: list[str] = []
+    names = candidate_names(facts)
+    for i, name in enumerate(names):
+        try:
+            for kind in metrics.kinds(name, req.windows.baseline[0], req.windows.alert[1]):
+                probe = _probe(metrics, name, str(kind), req.windows)
+                if probe is not None:
+                    out.setdefault(name, []).append(probe)
+        except SourceUnavailable as exc:
+            notes.append(
+                f"metrics source unavailable, {len(names) - i} candidate(s) not probed: {exc}"
+            )
+            break
+        except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
+            notes.append(f"metrics probe for {name!r} failed: {type(exc).__name__}: {exc}")
+    return replace(
+        facts,
+        probes={k: tuple(v) for k, v in out.items()},
+        probe_source=source,
+        notes=facts.note(*notes),
+    )
+
+
+def _probe(metrics: MetricsSource, name: str, kind: str, win: Windows) -> ProbeSeries | None:
+    """One kind of one service in both windows: baseline [b0, b1), alert [a0, a1]. One
+    query covers both when they touch (the default), two when a gap lies between."""
+    (a0, a1), (b0, b1) = win.alert, win.baseline
+    if b1 >= a0:
+        both = _finite(metrics.points(name, kind, b0, a1))
+        base = [v for t, v in both if b0 <= t < min(b1, a0)]
+        alert = [(t, v) for t, v in both if t >= a0]
+    else:
+        base = [v for t, v in _finite(metrics.points(name, kind, b0, b1)) if t < b1]
+        alert = list(_finite(metrics.points(name, kind, a0, a1)))
+    if not base or not alert:
+        return None
+    group, _, series = kind.partition("/")
+    return ProbeSeries(group, series or group, tuple(base), tuple(v for _, v in alert),
+                       tuple(t for t, _ in alert))  # fmt: skip
+
+
+def _finite(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for t, v in points:
+        x, when = num(v), num(t)
+        if x is not None and when is not None and math.isfinite(x):
+            out.append((when, x))
+    return out
+
+
+def logs(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Each candidate's log lines in the baseline and alert windows, via LogSource. Reads
+    logs, not the graph; an unreachable source is noted once and not asked again."""
+    source = req.logs
+    if source is None:
+        return replace(facts, notes=facts.note("no log source: log lines not read"))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    out = dict(facts.logs)
+    notes: list[str] = []
+    names = candidate_names(facts)
+    for i, name in enumerate(names):
+        try:
+            base = tuple(x for x in source.lines(name, b0, b1) if x.t < b1)
+            alert = tuple(source.lines(name, a0, a1))
+        except SourceUnavailable as exc:
+            notes.append(f"log source unavailable, {len(names) - i} candidate(s) not read: {exc}")
+            break
+        except Exception as exc:  # a remote call; a failure leaves a partial plan
+            notes.append(f"log lines of {name!r} failed: {type(exc).__name__}: {exc}")
+            continue
+        if base or alert:
+            out[name] = (base, alert)
+    return replace(facts, logs=out, notes=facts.note(*notes))
+
+
+def around(spans: Sequence[Span], names: set[str]) -> tuple[Span, ...]:
+    """The spans of `names` and the spans one call away from them (their parents and
+    children in other services): every call into or out of a candidate, and no more, so a
+    plan's trace work grows with its neighbourhood, not with the whole system's traffic."""
+    mine = {(s.trace_id, s.span_id) for s in spans if s.service in names}
+    parents = {(s.trace_id, s.parent_id) for s in spans if s.service in names and s.parent_id}
+    return tuple(
+        s for s in spans
+        if (s.trace_id, s.span_id) in mine or (s.trace_id, s.span_id) in parents
+        or (s.trace_id, s.parent_id) in mine
+    )  # fmt: skip
+
+
+def traces(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """The spans around the candidates (`around`) in the baseline and alert windows, via
+    SpanSource."""
+    source = req.spans
+    if source is None:
+        return replace(facts, notes=facts.note("no span source: trace structure not read"))
+    (a0, a1), (b0, b1) = req.windows.alert, req.windows.baseline
+    names = set(candidate_names(facts))
+    try:
+        base = around([s for s in source.spans(b0, b1) if s.end_s < b1], names)
+        alert = around(source.spans(a0, a1), names)
+    except Exception as exc:  # a source is outside the graph; its failure leaves a partial plan
+        return replace(facts, notes=facts.note(f"spans failed: {type(exc).__name__}: {exc}"))
+    return replace(facts, traces=(base, alert))
