@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from stackgraph.errors import SourceUnavailable
 from stackgraph.store import GraphReader
 
-from .facts import Facts, ProbeSeries, Request, Windows, num
+from .facts import Facts, ProbeSeries, Request, num
 from .model import MetricsSource
 from .neighbourhood import candidate_names
+from .windows import Windows
 
 if TYPE_CHECKING:
     from stackgraph.ingest.lanes.telemetry import Span
