@@ -23,6 +23,7 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
+from .audit.critic import model_critic
 from .audit.run import audited
 from .audit.stages import Claims
 from .catalog import default_tools
@@ -83,7 +84,10 @@ class Agent:
     def investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
         """Verify the plan; the report also cites similar past incidents (memory search,
         no model) when the context has an incident memory."""
-        run = audited(self.tools, self._investigate(alert, plan, ctx), alert, plan, ctx)
+        cfg = self.config
+        critic = (model_critic(cfg.ollama_host, cfg.model, cfg.chat_timeout_s)
+                  if cfg.ollama_host else None)  # fmt: skip
+        run = audited(self.tools, self._investigate(alert, plan, ctx), alert, plan, ctx, critic)
         similar, note = similar_incidents(ctx)
         run.report.similar = similar
         if note:

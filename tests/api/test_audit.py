@@ -10,6 +10,7 @@ from pathlib import Path
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca.agent import Agent, AgentConfig, Ending, ToolContext
 from stackgraph.rca.agent.audit import Claims, audit, remembered, stages_of
+from stackgraph.rca.agent.audit.critic import CRITIC_PROMPT
 from stackgraph.rca.agent.audit.run import graph_neighbours
 from stackgraph.rca.agent.evidence import EvidenceSink, Hypothesis, ToolEvidence, Verdict
 from stackgraph.rca.model import Alert
@@ -32,6 +33,7 @@ def model_run(store: GraphStore, model: ScriptedModel, repo: Path, **claims: obj
         call("query_stack_graph", service="payment"),
         call("git_log", service="payment"),
         call("conclude", service="payment", summary="payment's timeout change", **claims),
+        call("choose_patch", stage="DR", patch="recompute-confidence"),  # the stage critic
     ]
     return Agent(AgentConfig(ollama_host=model.url, model="scripted", max_steps=6))
 
@@ -64,6 +66,12 @@ def test_a_path_that_is_not_in_the_graph_and_a_made_up_confidence_are_repaired(
     assert audit_doc["artifacts"]["AS"] == {"path": ["payment", "checkout"], "claimed_by": "model"}
     assert audit_doc["artifacts"]["DR"]["confidence"] == run.sink.hypotheses["payment"].confidence
     assert audit_doc["score"] == 0.875 and audit_doc["stages"]["AS"]["score"] == 1.0
+    # the model's stage critic was asked to pick among the failing stages' patches
+    asked = scripted_model.requests[3]
+    assert asked["messages"][0]["content"] == CRITIC_PROMPT
+    offered = asked["tools"][0]["function"]["parameters"]["properties"]
+    assert offered["stage"]["enum"] == ["AS", "DR", "EP"]
+    assert audit_doc["critic"] == ["DR recompute-confidence"]
     assert "repaired AS by rebuild-path (0.50 -> 0.62), DR by recompute-confidence" in (
         run.report.text()
     )

@@ -99,10 +99,13 @@ class Outcome:
     first: Audit
     final: Audit
     repairs: list[Repair]
+    critic: list[str] = field(default_factory=list)
+    """The patches a model's stage critic picked to try first ("STAGE patch")."""
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.final.as_dict(), "route": self.first.route,
                 "first": self.first.as_dict(), "repairs": [r.as_dict() for r in self.repairs],
+                "critic": self.critic,
                 "artifacts": self.work.stages().as_dict()}  # fmt: skip
 
 
@@ -237,15 +240,20 @@ def feasible_path(
 def repair(
     work: Work, neighbours: Neighbours | None, run_check: RunCheck, conclude: Conclude,
     next_suspects: Callable[[Work], list[str]], hints: Sequence[RepairHint] = (),
+    critic: Callable[[Audit, dict[str, list[str]]], list[RepairHint]] | None = None,
 ) -> Outcome:  # fmt: skip
-    """Audit the work, route it, and repair it in place as the route says."""
+    """Audit the work and repair it as the route says. Patches are tried remembered ones
+    first, then the critic's pick (a model, when one is configured), then in their order."""
 
     def score(w: Work) -> Audit:
         return audit(w.stages(), w.sink, neighbours)
 
     def ordered(stage: str) -> list[Patch]:
         mine = patches(stage, run_check, conclude, neighbours, next_suspects)
-        rank = {h.patch: -h.gain for h in hints if h.stage == stage}
+        rank: dict[str, float] = {}
+        for h in hints:
+            if h.stage == stage:
+                rank[h.patch] = min(rank.get(h.patch, 0.0), -h.gain)
         return sorted(mine, key=lambda p: rank.get(p.name, 0.0))
 
     def attempt(w: Work, patch: Patch) -> tuple[Work, Audit] | None:
@@ -258,6 +266,11 @@ def repair(
         return trial, score(trial)
 
     first = score(work)
+    picked: list[RepairHint] = []
+    if critic is not None and first.route != "pass":
+        menu = {k: [p.name for p in ordered(k)] for k in STAGES if first.stages[k].score < 1.0}
+        picked = critic(first, menu)
+        hints = [*hints, *picked]
     current, repairs = first, []
     if first.route == "fast":  # one patch: the worst stage's, or the next worst's if none applies
         order = sorted(STAGES, key=lambda k: (first.stages[k].score, STAGES.index(k)))
@@ -286,4 +299,4 @@ def repair(
                 current = best[1]
                 if route_of(current.score) == "pass":
                     break
-    return Outcome(work, first, current, repairs)
+    return Outcome(work, first, current, repairs, [f"{h.stage} {h.patch}" for h in picked])

@@ -17,6 +17,7 @@ from ..floor import floor_conclusion
 from ..report import build_report, symptom_of
 from ..toolbox import Tool, ToolContext
 from .checks import Neighbours
+from .critic import Critic
 from .repair import Outcome, RepairHint, Work, repair
 
 if TYPE_CHECKING:
@@ -54,8 +55,9 @@ def remembered(store: Any, alert: Alert) -> list[RepairHint]:
 
 
 def audited(
-    tools: Mapping[str, Tool], run: AgentRun, alert: Alert, plan: Plan, ctx: ToolContext
-) -> AgentRun:
+    tools: Mapping[str, Tool], run: AgentRun, alert: Alert, plan: Plan, ctx: ToolContext,
+    critic: Critic | None = None,
+) -> AgentRun:  # fmt: skip
     """`run` audited and, where the route says, repaired with `tools`; `run.audit` holds
     the record."""
     from ..run import Ending  # the run imports the audit's stages
@@ -79,7 +81,7 @@ def audited(
 
     neighbours = graph_neighbours(ctx.store) if ctx.store is not None else None
     out = repair(work, neighbours, check, floor_conclusion, next_suspects,
-                 remembered(ctx.store, alert))  # fmt: skip
+                 remembered(ctx.store, alert), critic)  # fmt: skip
     w = out.work
     ending = run.ending
     if w.conclusion != run.conclusion:
