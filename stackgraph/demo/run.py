@@ -1,73 +1,74 @@
 """`stackgraph demo`: the example platform, end to end, re-runnable on the same data dir.
 
 The demo is a list of steps; each capability adds its own step (ingest a lane, run an
-investigation, ...) in order, so the story grows without reshaping this module.
+investigation, ...) in order, so the story grows without reshaping this module. Each step
+calls the product as a user's script would: lanes through `run_ingest`, plans through
+`Planner`, incidents through the HTTP API.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from threadpoolctl import threadpool_limits
 
-from .config import Settings
-from .demo_infra import ingest_change, ingest_infra
-from .errors import InputError
-from .store import GraphStore
+from stackgraph.cli.app import report_table, run_ingest
+from stackgraph.cli.core import stats_table
+from stackgraph.cli.investigate import print_plan
+from stackgraph.config import Settings
+from stackgraph.dump import stats
+from stackgraph.errors import InputError
+from stackgraph.rca import Planner
+from stackgraph.rca.alertmanager import alerts_from_webhook
+from stackgraph.rca.clock import iso
+from stackgraph.store import GraphStore
 
-
-@dataclass
-class DemoContext:
-    settings: Settings
-    examples: Path
-    console: Console
-    store: GraphStore
-    results: dict[str, Any] = field(default_factory=dict)
+from .api_step import serve_and_investigate, show_ui_url
+from .code import ingest_code
+from .context import DemoContext, print_rejected
+from .infra import ingest_change, ingest_infra
 
 
 def ingest_catalog(ctx: DemoContext) -> None:
-    from .cli.app import report_table, run_ingest
-
     catalog = ctx.examples / "platform" / "catalog.yaml"
     report = run_ingest(ctx.settings, "catalog", catalog=catalog, store=ctx.store)
     ctx.console.print(report_table(report, "ingest: catalog"))
-    for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
-
-
-def show_stats(ctx: DemoContext) -> None:
-    from .cli.core import stats_table
-    from .dump import stats
-
-    ctx.console.print(stats_table(stats(ctx.store), ctx.store.graph_name))
-
-
-def serve_and_investigate(ctx: DemoContext) -> None:
-    from .api.demo_step import serve_and_investigate as step
-
-    step(ctx)
-
-
-def ingest_code(ctx: DemoContext) -> None:
-    from .code_demo import demo_code
-
-    demo_code(ctx)
+    print_rejected(ctx, report)
 
 
 def ingest_telemetry(ctx: DemoContext) -> None:
     """Tempo's service graph from the example span files (OTLP JSON), as `--spans` does."""
-    from .cli.app import report_table, run_ingest
-
     spans = ctx.examples / "platform" / "traces"
     report = run_ingest(ctx.settings, "telemetry", options={"spans": spans}, store=ctx.store)
     ctx.console.print(report_table(report, f"ingest: telemetry (spans in {spans.name}/)"))
-    for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
+    print_rejected(ctx, report)
+
+
+def show_stats(ctx: DemoContext) -> None:
+    ctx.console.print(stats_table(stats(ctx.store), ctx.store.graph_name))
+
+
+def investigate_alert(ctx: DemoContext) -> None:
+    """Fire the example alert on checkout and print the ranked plan.
+
+    Everything it ranks on came through the lanes in the steps before: Tempo edges from
+    the span files (telemetry), Deploys from the Flux status and Changes from the demo
+    repo's history (change). Nothing is written here.
+    """
+    alert_file = ctx.alert_file
+    alert = alerts_from_webhook(json.loads(alert_file.read_text()), str(alert_file))[0]
+    starts = alert.starts_at or 0.0
+    ctx.console.print(
+        f"alert {alert.labels.get('alertname')} on {alert.labels.get('service')} "
+        f"(pod {alert.labels.get('pod')}) from {alert_file.name}, firing since {iso(starts)}"
+    )
+    plan = Planner.from_settings(ctx.settings)(ctx.store, alert, at=starts + 300.0, hops=3)
+    ctx.results["plan"] = plan
+    print_plan(plan, ctx.console, top=8, evidence_for=3)
 
 
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
@@ -77,20 +78,12 @@ STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("change", ingest_change),
     ("telemetry", ingest_telemetry),
     ("stats", show_stats),
-    ("investigate", lambda ctx: _investigate_step(ctx)),
+    ("investigate", investigate_alert),
     ("alert → incident (API, no LLM)", serve_and_investigate),
 ]
 
 
-def _investigate_step(ctx: DemoContext) -> None:
-    from .cli.investigate import demo_step
-
-    demo_step(ctx)
-
-
 def run_demo(settings: Settings, examples: Path, console: Console) -> None:
-    from threadpoolctl import threadpool_limits
-
     if not (examples / "platform" / "catalog.yaml").is_file():
         raise InputError(f"example platform not found in {examples} (pass --examples DIR)")
     console.rule("[bold]StackGraph demo")
@@ -107,6 +100,4 @@ def run_demo(settings: Settings, examples: Path, console: Console) -> None:
             step(ctx)
             console.print(f"[dim]({name}: {time.monotonic() - t0:.1f} s)[/dim]")
     console.rule(f"[bold]demo done in {time.monotonic() - started:.1f} s", style="dim")
-    from .api.demo_step import show_ui_url
-
     show_ui_url(ctx)  # last, so the demo ends with the URL
