@@ -83,11 +83,23 @@ STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
 ]
 
 
+def with_example_logs(settings: Settings, examples: Path) -> Settings:
+    """The example platform's log files as the log source, set as a user sets `logs_path`:
+    the read path and the agent's `loki_query` read them. Logs the user configured (Loki
+    or files) are kept; an examples folder without logs leaves none."""
+    folder = examples / "platform" / "logs"
+    if settings.loki_url or settings.logs_path is not None or not folder.is_dir():
+        return settings
+    return settings.model_copy(update={"logs_path": folder})
+
+
 def run_demo(settings: Settings, examples: Path, console: Console) -> None:
     if not (examples / "platform" / "catalog.yaml").is_file():
         raise InputError(f"example platform not found in {examples} (pass --examples DIR)")
+    settings = with_example_logs(settings, examples)
     console.rule("[bold]StackGraph demo")
     console.print(f"data dir: {settings.data_dir}   graph: {settings.graph!r}")
+    console.print(f"logs: {settings.loki_url or settings.logs_path or 'none'}")
     started = time.monotonic()
     # One BLAS thread for the offline embedder: on a busy 2-core machine OpenBLAS's spinning
     # worker threads made the code step's 40 embeddings take ~25 s instead of ~4 s.
