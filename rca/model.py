@@ -144,6 +144,9 @@ class LogLine:
 class LogSource(Protocol):
     """A service's log lines at investigation time (`rca.sources.logs`: Loki or files)."""
 
+    where: str
+    """What the lines are read from, as evidence summaries name it ("Loki", "log files")."""
+
     def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:
         """Lines with start <= t <= end, oldest first, at most `rca.sources.logs.MAX_LINES`."""
         ...

@@ -133,16 +133,20 @@ def score(facts: Facts, playbook: Playbook) -> dict[str, Signal]:
     return signals
 
 
-def suggested_tools(kind: str, evidence: list[Evidence]) -> tuple[str, ...]:
+def suggested_tools(kind: str, evidence: list[Evidence], has_logs: bool = False) -> tuple[str, ...]:
     """The checks that can confirm or refute a candidate, most telling first.
 
     Telemetry evidence (a Tempo edge into the candidate) leads with `query_stack_graph`,
     the one offline check that reads those edges' error rate and p95, so the agent's
-    floor verifies what the plan ranked on even with no Prometheus, cluster or Git.
+    floor verifies what the plan ranked on even with no Prometheus, cluster or Git. A
+    candidate the log source has lines of (`has_logs`), or log evidence for, gets
+    `loki_query`: its error lines then and before, from Loki or the same log files.
     """
     tools = ["prometheus_query"]
     if any(e.signal == "telemetry" for e in evidence):
         tools.insert(0, "query_stack_graph")
+    if has_logs or any(e.signal == "logs" for e in evidence):
+        tools.append("loki_query")
     if kind == "Service":
         tools.append("k8s_events")
     kinds = {(e.ref or "").split(":", 1)[0] for e in evidence if e.signal == "change"}
@@ -178,7 +182,7 @@ def combine(facts: Facts, signals: Mapping[str, Signal], playbook: Playbook) -> 
                 signals=breakdown,
                 paths=tuple(tuple(p) for p in paths),
                 evidence=tuple(evidence),
-                suggested_tools=suggested_tools(node.label, evidence),
+                suggested_tools=suggested_tools(node.label, evidence, name in facts.logs),
                 kind=node.label,
                 position=node.position,
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,14 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # Read at import time: the root conftest's autouse fixture clears STACKGRAPH_* for each test.
 DATASETS = Path(os.environ.get("STACKGRAPH_DATASETS") or REPO.parent / "shared" / "datasets")
 """The shared labelled datasets: ``$STACKGRAPH_DATASETS`` or ``<repo>/../shared/datasets``."""
+
+
+def package_dirs() -> dict[str, Path]:
+    """Import prefix → source folder of the one installed package (pyproject's
+    `package-dir`: `stackgraph.rca` is `rca/`, and so on)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    mapping = config["tool"]["setuptools"]["package-dir"]
+    return {name: REPO / folder for name, folder in mapping.items()}
 
 
 def require(condition: bool, what: str) -> None:

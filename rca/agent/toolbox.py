@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from stackgraph.rca.model import Alert, Plan
+from stackgraph.rca.model import Alert, LogSource, Plan
 
 from .evidence import Verdict
 
@@ -69,6 +69,9 @@ class ToolContext:
     at: float | None = None
     prometheus_url: str | None = None
     loki_url: str | None = None
+    logs: LogSource | None = None
+    """The read path's log source (`logs_from_settings`: log files, or Loki's lines);
+    `loki_query` reads it when no `loki_url` is set."""
     repos: Mapping[str, Path] = field(default_factory=dict)
     """service name → local Git checkout (git_log / git_show)."""
     kube: Any = None

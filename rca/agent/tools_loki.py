@@ -1,10 +1,16 @@
-"""`loki_query`: error lines of a suspect in the alert window vs the baseline, from Loki.
+"""`loki_query`: error lines of a suspect in the alert window vs the baseline, from Loki or
+from the configured log files.
 
-Two metric queries through `/loki/api/v1/query_range` with `step` equal to the window: all
-of the service's lines (does it log at all?) and the lines matching a word (default
-`error`, case-insensitive). The word is restricted to a plain charset by the parameter
-schema and placed in a raw (backtick) LogQL string with `.` escaped, so model text never
-becomes LogQL syntax.
+With a Loki URL: two metric queries through `/loki/api/v1/query_range` with `step` equal
+to the window: all of the service's lines (does it log at all?) and the lines matching a
+word (default `error`, case-insensitive). The word is restricted to a plain charset by the
+parameter schema and placed in a raw (backtick) LogQL string with `.` escaped, so model
+text never becomes LogQL syntax.
+
+Without one, the read path's log source (`ToolContext.logs`: the files under `logs_path`)
+is read and counted the same way, lines per window and lines holding the word in any case,
+and judged by the same rule (`line_verdict`): a deployment that keeps its logs in files
+gets the check a Loki user gets. A window counts at most `rca.sources.logs.MAX_LINES` lines.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from stackgraph.rca.model import LogSource
 
 from ..windows import Windows
 from .evidence import Verdict
@@ -61,25 +69,58 @@ def _counts(ctx: ToolContext, query: str, win: Windows) -> dict[str, float] | To
     return out
 
 
-def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
-    service, word = str(args["service"]), str(args.get("contains") or "error")
-    win = Windows.ending_at(ctx.now(), ctx.window_s)
+Counts = dict[str, int]
+"""lines, baseline_lines, errors, baseline_errors."""
+
+
+def _from_loki(ctx: ToolContext, service: str, word: str, win: Windows) -> Counts | ToolResult:
     lines = _counts(ctx, logql(LOGQL_LINES, service, word, win.span_s), win)
     if isinstance(lines, ToolResult):
         return lines
     if lines["window"] == 0:
-        return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in Loki in the alert "
-                          "window", {"lines": 0})  # fmt: skip
+        return {"lines": 0, "baseline_lines": int(lines["baseline"]), "errors": 0,
+                "baseline_errors": 0}  # fmt: skip
     matching = _counts(ctx, logql(LOGQL_MATCHING, service, word, win.span_s), win)
     if isinstance(matching, ToolResult):
         return matching
-    facts = {"errors": int(matching["window"]), "baseline_errors": int(matching["baseline"]),
-             "lines": int(lines["window"]), "baseline_lines": int(lines["baseline"]),
-             "contains": word}  # fmt: skip
+    return {"errors": int(matching["window"]), "baseline_errors": int(matching["baseline"]),
+            "lines": int(lines["window"]), "baseline_lines": int(lines["baseline"])}  # fmt: skip
+
+
+def _from_source(source: LogSource, service: str, word: str, win: Windows) -> Counts:
+    """Loki's two counts over a source's lines: (start, at] is the window and
+    (baseline_start, start] the baseline, as a metric query's steps count them."""
+    needle = word.lower()
+    out = {"lines": 0, "baseline_lines": 0, "errors": 0, "baseline_errors": 0}
+    spans = ((win.start, win.end, "window", ""),
+             (win.baseline[0], win.start, "baseline", "baseline_"))  # fmt: skip
+    for start, end, which, key in spans:
+        for line in source.lines(service, start, end):
+            if win.which(line.t) == which:
+                out[f"{key}lines"] += 1
+                out[f"{key}errors"] += int(needle in line.text.lower())
+    return out
+
+
+def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    service, word = str(args["service"]), str(args.get("contains") or "error")
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
+    if ctx.loki_url:
+        where, counted = "Loki", _from_loki(ctx, service, word, win)
+    elif ctx.logs is not None:
+        where, counted = ctx.logs.where, _from_source(ctx.logs, service, word, win)
+    else:
+        return ToolResult(ToolStatus.UNAVAILABLE, "no Loki URL and no log source")
+    if isinstance(counted, ToolResult):
+        return counted
+    if counted["lines"] == 0:
+        return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in {where} in the "
+                          "alert window", {"lines": 0})  # fmt: skip
+    facts: dict[str, Any] = {**counted, "contains": word}
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} in "
-        f"{win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) (Loki)",
+        f"{win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) ({where})",
         facts,
     )
 
@@ -90,12 +131,16 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     return line_verdict(result.data)
 
 
+def _has_logs(ctx: ToolContext) -> bool:
+    return bool(ctx.loki_url) or ctx.logs is not None
+
+
 def loki_tool() -> Tool:
     return Tool(
         name="loki_query",
         description=(
             "Count a service's log lines containing a word (default 'error', any case) in "
-            "Loki, in the alert window and in the window before it."
+            "Loki or the configured log files, in the alert window and in the window before it."
         ),
         parameters={
             "type": "object",
@@ -113,6 +158,6 @@ def loki_tool() -> Tool:
         run=_run,
         check=_check,
         source="Loki",
-        prerequisites=(Prerequisite("a Loki URL", lambda c: bool(c.loki_url)),),
+        prerequisites=(Prerequisite("a Loki URL or log files (logs_path)", _has_logs),),
         timeout_s=15.0,
     )

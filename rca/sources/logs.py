@@ -81,6 +81,7 @@ class LokiLogs:
             raise ConfigError(f"logs_selector {selector!r} lacks <<service>>")
         self.client = JsonApiClient(url, "Loki", timeout_s)
         self.selector = selector
+        self.where = "Loki"
 
     def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:
         query = self.selector.replace("<<service>>", label_value(service))
@@ -132,6 +133,7 @@ class FileLogs:
         if not folder.is_dir():
             raise InputError(f"log folder {folder} does not exist")
         self.folder = folder
+        self.where = "log files"
         by: dict[str, list[LogLine]] = defaultdict(list)
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             name = path.name.removesuffix(".gz")

@@ -16,8 +16,9 @@ from stackgraph.config import Settings
 from stackgraph.memory import Memory
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
-from stackgraph.rca.model import Alert, Plan
+from stackgraph.rca.model import Alert, LogSource, Plan
 from stackgraph.rca.outcome import OutcomeWriter
+from stackgraph.rca.sources import logs_from_settings
 from stackgraph.store import GraphStore
 
 from .deps import load_token
@@ -56,15 +57,21 @@ def _kube_client(settings: Settings) -> Any:
 
 
 def context_from(
-    settings: Settings, store: GraphStore, memory: Memory | None = None
+    settings: Settings,
+    store: GraphStore,
+    memory: Memory | None = None,
+    logs: LogSource | None = None,
 ) -> Callable[[Alert, Plan], ToolContext]:
+    """What the agent's tools may reach, from settings. `logs` is the read path's log
+    source (the planner's, so log files are read once); `loki_query` reads it when no
+    `agent_loki_url` is set."""
     kube = _kube_client(settings)
 
     def make(alert: Alert, plan: Plan) -> ToolContext:
         return ToolContext(
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
-            repos=dict(settings.agent_repos), kube=kube,
+            logs=logs, repos=dict(settings.agent_repos), kube=kube,
             kube_namespace=settings.agent_kube_namespace, memory=memory,
         )  # fmt: skip
 
@@ -116,12 +123,14 @@ def create_app(
         writer = OutcomeWriter(st, batch_size=settings.batch_size,
                                lease_ttl_s=settings.lease_ttl_s,
                                lease_wait_s=settings.api_lease_wait_s)  # fmt: skip
+        planner = Planner.from_settings(settings) if plan_fn is None else None
+        logs = planner.logs if planner is not None else logs_from_settings(settings)
         service = IncidentService(
             st,
-            plan_fn=plan_fn or Planner.from_settings(settings),
+            plan_fn=plan_fn or planner,
             agent=agent or agent_from(settings),
             reader=reader,
-            context_fn=context_fn or context_from(settings, reader, mem),
+            context_fn=context_fn or context_from(settings, reader, mem, logs),
             writer=writer,
             queue_size=settings.api_queue_size,
             workers=settings.api_workers,

@@ -13,7 +13,7 @@ from . import investigate as investigate
 from . import memory as memory
 from . import schedule as schedule
 from . import serve as serve
-from .app import app
+from .app import add_installed_commands, app
 
 __all__ = ["EXIT_LEASE_HELD", "app", "main"]
 
@@ -24,7 +24,9 @@ do (CronJobs rely on it)."""
 
 def main() -> None:
     """Entry point: StackGraph errors become one line on stderr and exit code 2
-    (75 when another writer holds the lease or this one lost it)."""
+    (75 when another writer holds the lease or this one lost it). Commands installed under
+    the entry-point group `stackgraph.commands` (the demo) join the built-in ones first."""
+    add_installed_commands(app)
     try:
         app()
     except (LeaseHeldError, LeaseLost) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,7 +35,29 @@ app.add_typer(db_app, name="db")
 out = Console()
 err = Console(stderr=True)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+COMMANDS_GROUP = "stackgraph.commands"
+"""Entry-point group of commands installed beside the built-in ones (`stackgraph demo`)."""
+
+
+def add_installed_commands(target: typer.Typer) -> list[str]:
+    """Add each command registered under `COMMANDS_GROUP` (name = a typer command function)
+    that does not shadow a built-in one; return the names added. A command that fails to
+    load is reported on stderr and left out, so one broken package never breaks the CLI."""
+    taken = {c.name or getattr(c.callback, "__name__", "") for c in target.registered_commands}
+    taken |= {g.name or "" for g in target.registered_groups}
+    added = []
+    for ep in entry_points(group=COMMANDS_GROUP):
+        if ep.name in taken:
+            continue
+        try:
+            command = ep.load()
+        except Exception as exc:  # a third party's import error must not stop `stackgraph`
+            err.print(f"command {ep.name!r} ({ep.value}) not loaded: {exc}", markup=False)
+            continue
+        target.command(ep.name)(command)
+        taken.add(ep.name)
+        added.append(ep.name)
+    return added
 
 
 @dataclass

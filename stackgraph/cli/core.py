@@ -1,4 +1,4 @@
-"""Core commands: ingest, graph, schema, db, demo."""
+"""Core commands: ingest, graph, schema, db."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import typer
 from rich.table import Table
 
 from .app import (
-    REPO_ROOT,
     app,
     db_app,
     graph_app,
@@ -176,15 +175,3 @@ def db_status(ctx: typer.Context) -> None:
         out.print(f"not running ({settings.data_dir})")
         raise typer.Exit(1)
     out.print(f"running at {endpoint.url()} ({settings.data_dir})")
-
-
-@app.command()
-def demo(
-    ctx: typer.Context,
-    examples: Annotated[Path, typer.Option(help="Folder of the example platform.")] = REPO_ROOT
-    / "examples",
-) -> None:
-    """Ingest the bundled example platform and show what the graph now knows."""
-    from stackgraph.demo import run_demo
-
-    run_demo(state_of(ctx).settings(), examples, out)

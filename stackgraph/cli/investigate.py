@@ -102,26 +102,3 @@ def investigate(
         sys.stdout.write(json.dumps(plan_json(plan), indent=2) + "\n")
         return
     print_plan(plan, out, top=limit)
-
-
-def demo_step(ctx: Any) -> None:
-    """Demo: fire the example alert on checkout and print the ranked plan.
-
-    Everything it ranks on came through the lanes in the steps before: Tempo edges from
-    the span files (telemetry), Deploys from the Flux status and Changes from the demo
-    repo's history (change). Nothing is written here.
-    """
-    from stackgraph.rca import Planner
-    from stackgraph.rca.alertmanager import alerts_from_webhook
-    from stackgraph.rca.clock import iso
-
-    alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
-    alert = alerts_from_webhook(json.loads(alert_file.read_text()), str(alert_file))[0]
-    starts = alert.starts_at or 0.0
-    ctx.console.print(
-        f"alert {alert.labels.get('alertname')} on {alert.labels.get('service')} "
-        f"(pod {alert.labels.get('pod')}) from {alert_file.name}, firing since {iso(starts)}"
-    )
-    plan = Planner.from_settings(ctx.settings)(ctx.store, alert, at=starts + 300.0, hops=3)
-    ctx.results["plan"] = plan
-    print_plan(plan, ctx.console, top=8, evidence_for=3)

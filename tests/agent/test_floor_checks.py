@@ -35,6 +35,14 @@ def test_telemetry_evidence_leads_with_query_stack_graph() -> None:
     assert "query_stack_graph" not in suggested_tools("Service", [deploy])
 
 
+def test_a_candidate_with_log_lines_gets_the_log_check() -> None:
+    """The plan read log lines of it (or voted on them): `loki_query` checks them."""
+    burst = Evidence("logs", "14 error line(s) in the alert window", "logs", 4.4, "logs:payment")
+    assert "loki_query" in suggested_tools("Service", [burst])
+    assert "loki_query" in suggested_tools("Service", [], has_logs=True)
+    assert "loki_query" not in suggested_tools("Service", [])
+
+
 def test_the_floor_verifies_the_plan_on_the_tempo_edges(store: GraphStore) -> None:
     """No Prometheus, cluster or Git: the failing callee is supported by its edges, the
     healthy one refuted, and the floor concludes on the graph's own evidence."""

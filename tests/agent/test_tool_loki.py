@@ -1,5 +1,6 @@
 """`loki_query` against a 127.0.0.1 server speaking Loki's `/loki/api/v1/query_range` wire
-format (no Loki package exists for this machine: Debian has none, the Go module is AGPL).
+format (no Loki package exists for this machine: Debian has none, the Go module is AGPL),
+and without a Loki URL over the same lines in log files (`logs_path`, `FileLogs`).
 
 The fake evaluates exactly the two metric-query shapes the tool sends over stored lines,
 as Loki does (a step's sample counts lines in (t - range, t]; empty steps are left out),
@@ -7,8 +8,10 @@ and answers anything else with Loki's 400 parse error."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from stackgraph.rca.agent import (
     default_tools,
     floor_args,
 )
+from stackgraph.rca.sources import FileLogs
 
 AT = 1_767_229_200.0  # the alert
 WINDOW = 1800.0
@@ -73,64 +77,94 @@ def loki(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
                                                "stats": {"summary": {}}}}  # fmt: skip
 
 
-@pytest.fixture
-def loki_url() -> Iterator[str]:
-    with serve_json(loki) as url:
-        yield url
+def write_logcli(folder: Path) -> None:
+    """The same lines as the files `logcli --output jsonl` writes (`logs_path`)."""
+    with (folder / "export.jsonl").open("w", encoding="utf-8") as fh:
+        for service, rows in LOGS.items():
+            for t, text in rows:
+                doc = {"labels": {"service_name": service}, "line": text,
+                       "timestamp": str(round(t * 1e9))}  # fmt: skip
+                fh.write(json.dumps(doc) + "\n")
+
+
+@pytest.fixture(params=["loki", "files"])
+def ctx(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ToolContext]:
+    """The tool over Loki, and over log files with no Loki URL: the same lines, so the
+    same counts and verdicts."""
+    if request.param == "loki":
+        with serve_json(loki) as url:
+            yield ToolContext(loki_url=url, at=AT, window_s=WINDOW)
+    else:
+        write_logcli(tmp_path)
+        yield ToolContext(logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
 
 
 TOOL = default_tools()["loki_query"]
 
 
-def run(base: str, service: str, /, **extra: Any) -> tuple[Any, Verdict]:
-    ctx = ToolContext(loki_url=base, at=AT, window_s=WINDOW)
+def run(ctx: ToolContext, service: str, /, **extra: Any) -> tuple[Any, Verdict]:
     result = call_tool(TOOL, ctx, {"service": service, **extra})
     return result, TOOL.check(result, service, AT, WINDOW)
 
 
-def test_error_lines_rising_in_the_window_support(loki_url: str) -> None:
-    result, verdict = run(loki_url, "payment")
+def test_error_lines_rising_in_the_window_support(ctx: ToolContext) -> None:
+    result, verdict = run(ctx, "payment")
     assert result.status == ToolStatus.SUCCESS, result.summary
     assert (result.data["errors"], result.data["baseline_errors"]) == (40, 2)
     assert (result.data["lines"], result.data["baseline_lines"]) == (140, 102)
     assert verdict == Verdict.SUPPORTS
     assert "40 of 140 log lines of payment contain 'error'" in result.summary
+    assert result.summary.endswith("(Loki)" if ctx.loki_url else "(log files)")
 
 
-def test_a_logging_service_without_errors_in_the_window_is_refuted(loki_url: str) -> None:
-    result, verdict = run(loki_url, "checkout")
+def test_a_logging_service_without_errors_in_the_window_is_refuted(ctx: ToolContext) -> None:
+    result, verdict = run(ctx, "checkout")
     assert (result.data["errors"], result.data["baseline_errors"]) == (0, 4)
     assert verdict == Verdict.REFUTES
 
 
-def test_steady_errors_are_inconclusive(loki_url: str) -> None:
-    result, verdict = run(loki_url, "ledger")
+def test_steady_errors_are_inconclusive(ctx: ToolContext) -> None:
+    result, verdict = run(ctx, "ledger")
     assert (result.data["errors"], result.data["baseline_errors"]) == (30, 30)
     assert verdict == Verdict.INCONCLUSIVE
 
 
-def test_a_service_that_does_not_log_is_no_data(loki_url: str) -> None:
-    result, verdict = run(loki_url, "cart")
+def test_a_service_that_does_not_log_is_no_data(ctx: ToolContext) -> None:
+    result, verdict = run(ctx, "cart")
     assert result.status == ToolStatus.NO_DATA and verdict == Verdict.INCONCLUSIVE
 
 
-def test_the_floor_word_is_looked_for(loki_url: str) -> None:
+def test_the_floor_word_is_looked_for(ctx: ToolContext) -> None:
     [args] = floor_args("loki_query", "timeout", "payment")
     assert args == {"service": "payment", "contains": "timeout"}
-    result, verdict = run(loki_url, args.pop("service"), **args)
+    result, verdict = run(ctx, args.pop("service"), **args)
     assert result.data["errors"] == 40 and result.data["baseline_errors"] == 0
     assert verdict == Verdict.SUPPORTS
 
 
-def test_model_text_never_becomes_logql(loki_url: str) -> None:
+def test_model_text_never_becomes_logql(ctx: ToolContext) -> None:
     for extra in ({"url": "http://evil"}, {"host": "evil"}, {"query": "{job=~\".+\"}"},
                   {"contains": "x` | line_format `{{.password}}"}, {"contains": 'a"b'},
                   {"contains": "e" * 65}):  # fmt: skip
-        result, verdict = run(loki_url, "payment", **extra)
+        result, verdict = run(ctx, "payment", **extra)
         assert result.status == ToolStatus.INVALID_ARGUMENTS, extra
         assert verdict == Verdict.INCONCLUSIVE
-    dotted, _ = run(loki_url, "payment", contains="upstream timeout")
+    dotted, _ = run(ctx, "payment", contains="upstream timeout")
     assert dotted.status == ToolStatus.SUCCESS and dotted.data["errors"] == 40
+
+
+def test_loki_is_asked_when_both_are_configured(tmp_path: Path) -> None:
+    """A Loki URL wins over the files: the files here hold nothing of payment."""
+    (tmp_path / "other.jsonl").write_text(json.dumps(
+        {"labels": {"service_name": "cart"}, "line": "ok", "timestamp": str(int(AT * 1e9))}
+    ) + "\n")  # fmt: skip
+    with serve_json(loki) as url:
+        both = ToolContext(loki_url=url, logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
+        result, verdict = run(both, "payment")
+    assert result.summary.endswith("(Loki)") and verdict == Verdict.SUPPORTS
+    files_only = ToolContext(logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
+    assert TOOL.status(files_only).enabled
+    assert run(files_only, "payment")[0].status == ToolStatus.NO_DATA
 
 
 def test_loki_errors_and_outages_are_results() -> None:
@@ -138,10 +172,11 @@ def test_loki_errors_and_outages_are_results() -> None:
         return 500, "rpc error: code = Unavailable desc = no healthy ingesters\n"
 
     with serve_json(broken) as url:
-        result, verdict = run(url, "payment")
+        result, verdict = run(ToolContext(loki_url=url, at=AT, window_s=WINDOW), "payment")
     assert result.status == ToolStatus.ERROR
     assert "HTTP 500: rpc error" in result.summary and verdict == Verdict.INCONCLUSIVE
-    down, verdict = run(url, "payment")  # the server is gone
+    down, verdict = run(ToolContext(loki_url=url, at=AT), "payment")  # the server is gone
     assert down.status == ToolStatus.UNAVAILABLE and verdict == Verdict.INCONCLUSIVE
     unavailable = call_tool(TOOL, ToolContext(), {"service": "payment"})
     assert unavailable.status == ToolStatus.UNAVAILABLE and "Loki URL" in unavailable.summary
+    assert "log files (logs_path)" in unavailable.summary

@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 import yaml
 
-from stackgraph.code_demo import pr_merges, prepare_demo_repo
+from stackgraph.demo.code import pr_merges, prepare_demo_repo
 from stackgraph.rca.clock import parse_time
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "platform" / "repo"

@@ -1,4 +1,5 @@
-"""The demo's example span files: what they say, and that they match their generator."""
+"""The demo's example span and log files: what they say, and that they match their
+generators."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from sgtest import REPO
 
 from stackgraph.ingest.lanes.telemetry import edges_to_records, load_spans, stats_from_spans
 from stackgraph.rca.clock import parse_time
+from stackgraph.rca.sources import FileLogs
 
 TRACES = REPO / "examples" / "platform" / "traces"
+LOGS = REPO / "examples" / "platform" / "logs"
+ALERT_AT = 1768471200.0  # 2026-01-15T10:00:00Z
+DEPLOYED_AT = 1768470432.0  # payment 1.9.2, examples/platform/manifests/flux-status.yaml
 
 
 def test_span_files_are_what_their_generator_writes(tmp_path: Path) -> None:
@@ -40,3 +45,31 @@ def test_spans_tell_the_payment_story_before_the_alert() -> None:
     assert calls[("payment", "stripe")]["error_rate"] == 0.0
     # the same 11 service pairs the catalog declares
     assert len(calls) == 11
+
+
+def test_log_file_is_what_its_generator_writes(tmp_path: Path) -> None:
+    runpy.run_path(str(LOGS / "make_logs.py"))["main"](tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shop.jsonl"]
+    assert (tmp_path / "shop.jsonl").read_bytes() == (LOGS / "shop.jsonl").read_bytes()
+
+
+def test_logs_tell_the_payment_story_before_the_alert() -> None:
+    """Read as the read path reads them (`FileLogs`): every service logs all along; ERROR
+    lines of payment start after its rollout, and no other service's errors change."""
+    source = FileLogs(LOGS)
+    services = ("frontend", "checkout", "payment", "cart", "inventory", "shipping", "catalog",
+                "recommendation")  # fmt: skip
+    before, after = (ALERT_AT - 3600, DEPLOYED_AT), (DEPLOYED_AT, ALERT_AT)
+    for name in services:
+        early, late = source.lines(name, *before), source.lines(name, *after)
+        assert len(early) >= 40 and len(late) >= 10, name
+        errors = [sum(x.level == "ERROR" for x in lines) for lines in (early, late)]
+        if name == "payment":
+            assert errors == [0, 14]
+            assert all(x.t > DEPLOYED_AT for x in late if x.level == "ERROR")
+        elif name == "recommendation":  # a chronic error, before and after alike
+            assert errors[0] >= 6 and errors[1] <= 3
+        else:
+            assert errors == [0, 0], name
+    warned = [x for x in source.lines("checkout", *after) if x.level == "WARN"]
+    assert len(warned) == 14 and all("payment answered 503" in x.text for x in warned)

@@ -32,6 +32,13 @@ def test_demo_then_investigate_json(tmp_path: Path, examples: Path) -> None:
     demo = sg("demo", "--examples", str(examples), data=data)
     assert "root-cause candidates for an alert on 'checkout'" in demo.stdout
     assert "payment" in demo.stdout and "flux_status" in demo.stdout
+    # the agent read the example log files: payment Validated by logs beside Git, and
+    # written back as the root cause
+    rows = {r.split("│")[2].strip(): r for r in demo.stdout.splitlines() if r.count("│") > 5}
+    assert "│ Validated │" in rows["payment"] and "loki_query: supports" in rows["payment"]
+    assert "Root cause: payment (Validated" in demo.stdout
+    edges = json.loads(sg("graph", "stats", "--json", data=data).stdout)["edges"]
+    assert edges["ROOT_CAUSED_BY"] == 1
     # it ends with where to see the incident: the web UI's page for it
     last = demo.stdout.rstrip().splitlines()[-1].strip()
     assert last.startswith("http://127.0.0.1:8080/ui/incidents/"), last

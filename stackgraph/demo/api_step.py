@@ -11,27 +11,24 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from rich.table import Table
 
+from stackgraph.api import create_app
+from stackgraph.api.threaded import serve_in_thread
+from stackgraph.config import Settings
 from stackgraph.rca.agent import Agent, AgentConfig
 
-from .app import create_app
-from .threaded import serve_in_thread
+from .context import DemoContext
 
 UI_BASE = "http://127.0.0.1:8080"
 """Where `stackgraph serve` listens by default."""
 
-if TYPE_CHECKING:
-    from stackgraph.config import Settings
-    from stackgraph.demo import DemoContext
-
 
 def _with_repos(ctx: DemoContext) -> Settings:
-    repo = Path(ctx.results.get("repo") or ctx.settings.data_dir / "demo" / "shop")
+    repo = ctx.repo
     services = repo / "services"
     if not services.is_dir():
         return ctx.settings
@@ -46,7 +43,7 @@ def serve_and_investigate(ctx: DemoContext) -> None:
     app = create_app(settings, store=ctx.store, agent=Agent(AgentConfig()), token=token)
     with serve_in_thread(app) as url:
         auth = {"Authorization": f"Bearer {token}"}
-        alert_file = ctx.examples / "alerts" / "checkout-high-error-rate.json"
+        alert_file = ctx.alert_file
         payload = json.loads(alert_file.read_text(encoding="utf-8"))
         r = httpx.post(f"{url}/api/v1/alerts", json=payload, headers=auth, timeout=10)
         ctx.console.print(f"POST /api/v1/alerts ({alert_file.name}) → {r.status_code} {r.json()}")

@@ -4,26 +4,20 @@ change lane on the demo repo's PR history plus the Flux HelmRelease status)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
+import git
 from rich.table import Table
 
-from .rca.clock import iso
+from stackgraph import cypher
+from stackgraph.cli.app import report_table, run_ingest
+from stackgraph.rca.clock import iso
 
-if TYPE_CHECKING:
-    from .demo import DemoContext
-
-
-def _rejected(ctx: DemoContext, report: Any) -> None:
-    for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
+from .code import pr_merges
+from .context import DemoContext, print_rejected
 
 
 def _subject(repo: Path, rev: str) -> str:
     """A commit's subject when it is no pull request (e.g. the initial import)."""
-    import git
-
     try:
         with git.Repo(repo) as r:
             return str(r.commit(rev).summary) if rev else "-"
@@ -32,39 +26,33 @@ def _subject(repo: Path, rev: str) -> str:
 
 
 def ingest_infra(ctx: DemoContext) -> None:
-    from .cli.app import report_table, run_ingest
-
     manifests = ctx.examples / "platform" / "manifests"
     if not manifests.is_dir():
         ctx.console.print(f"[yellow]no manifests in {manifests}; infra step skipped[/yellow]")
         return
     report = run_ingest(ctx.settings, "infra", manifests=manifests, store=ctx.store)
     ctx.console.print(report_table(report, "ingest: infra (manifests)"))
-    _rejected(ctx, report)
+    print_rejected(ctx, report)
 
 
 def ingest_change(ctx: DemoContext) -> None:
     """Commits since the last run (the repo's watermark) and Flux rollouts, in one lane run,
     so a rollout whose chart version names a commit (`1.9.2+<sha>`) links to its Change."""
-    from . import cypher
-    from .cli.app import report_table, run_ingest
-    from .code_demo import pr_merges
-
-    repo = Path(ctx.results.get("repo") or ctx.settings.data_dir / "demo" / "shop")
+    repo = ctx.repo
     manifests = ctx.examples / "platform" / "manifests"
     report = run_ingest(
         ctx.settings, "change", repos=(repo,), manifests=manifests if manifests.is_dir() else None,
         store=ctx.store,
     )  # fmt: skip
     ctx.console.print(report_table(report, "ingest: change (Git history, Flux status)"))
-    _rejected(ctx, report)
+    print_rejected(ctx, report)
     by_sha = {sha: (n, at) for n, (sha, at) in pr_merges(repo).items()}
     services = [
         str(r["name"])
         for r in ctx.store.read(cypher.load("lane_service_names"))
         if r.get("label") == "Service"
     ]
-    rows = ctx.store.read(cypher.load("demo_deploys"), {"names": services, "limit": 5})
+    rows = ctx.store.read(cypher.load("latest_deploys"), {"names": services, "limit": 5})
     table = Table(title="latest rollouts (Flux) and the pull requests they carry")
     for col in ("service", "deployed", "chart", "revision", "pull request / commit"):
         table.add_column(col)

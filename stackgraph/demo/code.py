@@ -11,13 +11,16 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import git
-from rich.markup import escape
 
-if TYPE_CHECKING:
-    from .demo import DemoContext
+from stackgraph.cli.app import report_table, run_ingest
+from stackgraph.cli.code import hits_table
+from stackgraph.memory.code_index import CodeIndex
+from stackgraph.memory.code_search import search_code
+
+from .context import DemoContext, print_rejected
 
 _WHO = {"name": "Shop Dev", "email": "dev@shop.example"}
 
@@ -163,14 +166,8 @@ def pr_merges(repo: Path) -> dict[int, tuple[str, int]]:
     return out
 
 
-def demo_code(ctx: DemoContext) -> None:
+def ingest_code(ctx: DemoContext) -> None:
     """Demo step: build/reuse the repo, run the code lane, show a code search."""
-    from stackgraph.memory.code_index import CodeIndex
-    from stackgraph.memory.code_search import search_code
-
-    from .cli.app import report_table, run_ingest
-    from .cli.code import hits_table
-
     source = ctx.examples / "platform" / "repo"
     repo = prepare_demo_repo(source, ctx.settings.data_dir / "demo" / "shop")
     ctx.results["repo"] = repo
@@ -182,8 +179,7 @@ def demo_code(ctx: DemoContext) -> None:
         options={"on_index": lambda name, r: reports.append((name, r))},
     )  # fmt: skip
     ctx.console.print(report_table(report, "ingest: code"))
-    for problem in report.rejected:
-        ctx.console.print(f"[red]rejected[/red] {escape(str(problem))}")
+    print_rejected(ctx, report)
     for name, r in reports:
         ctx.console.print(f"code index ({name}): {r}")
     query = "charge the customer's credit card"
