@@ -70,6 +70,7 @@ def _outcome(
     conclusion = detail.get("conclusion")
     chosen = hyps.get(conclusion or "")
     events = [str(e) for e in detail.get("events") or []]
+    window = plan.get("window")
     return Outcome(
         case_id=case.case_id,
         fault_type=case.fault_type,
@@ -85,6 +86,10 @@ def _outcome(
         tool_calls=len(detail.get("evidence") or []),
         seconds=seconds,
         floor=any("deterministic tool floor" in e for e in events),
+        plan_window=(float(window[0]), float(window[1])) if window else None,
+        conclusion_tools=sorted(
+            {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
+        ),
         distractor=None if distractor is None else distractor.service,
         distractor_state=None
         if distractor is None or distractor.service not in hyps

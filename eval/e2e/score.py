@@ -65,6 +65,10 @@ class Outcome:
     seconds: float
     floor: bool
     """The incident's events say the deterministic tool floor ran (no model, or it was down)."""
+    plan_window: tuple[float, float] | None = None
+    """The API plan's alert window (its end is the moment the plan looked up to)."""
+    conclusion_tools: list[str] = field(default_factory=list)
+    """The tools whose checks supported the concluded hypothesis."""
     replay_ranking: list[str] | None = None
     distractor: str | None = None
     distractor_state: str | None = None
@@ -90,11 +94,13 @@ class Outcome:
             if self.replay_ranking is None
             else rank_of(self.replay_ranking, self.root_cause),
             "plan_top3": self.plan_ranking[:3],
+            "plan_window": self.plan_window,
             "state": self.state,
             "ending": self.ending,
             "conclusion": self.conclusion,
             "conclusion_state": self.conclusion_state,
             "confidence": self.confidence,
+            "conclusion_tools": self.conclusion_tools,
             "right": self.right,
             "tool_calls": self.tool_calls,
             "seconds": round(self.seconds, 3),
