@@ -87,7 +87,8 @@ def markdown(card: Mapping[str, Any]) -> str:
     for arm, m in card["arms"].items():
         endings = ", ".join(f"{k} {v}" for k, v in sorted(m["endings"].items()))
         extra = (
-            f"; distractor Supported or Validated in {_pct(m['distractor_supported'])}%"
+            f"; distractor in the plan's top 3 in {_pct(m.get('distractor_in_plan_top3'))}%, "
+            f"Supported or Validated in {_pct(m['distractor_supported'])}%"
             if m["distractor_cases"]
             else ""
         )

@@ -16,7 +16,9 @@
 - s / incident (every incident): from the POST to the incident's end, as polling sees it.
 - tool calls / incident (every incident): tool results recorded as evidence (one per
   call of a tool on a suspect).
-- distractor concluded (distractor arm): the concluded service is the distractor's.
+- distractor concluded (distractor arm): the concluded service is the distractor's; beside
+  it, how often the distractor was in the plan's top 3 (the floor checks those) and how
+  often a tool's check supported it.
 
 Rankings follow `stackgraph eval`: services the plan left out are appended by name, so
 plan AC@k here and there count alike.
@@ -174,6 +176,10 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "distractor_cases": len(with_distractor),
         "distractor_concluded": _share(
             sum(1 for o in with_distractor if o.conclusion == o.distractor), len(with_distractor)
+        ),
+        "distractor_in_plan_top3": _share(
+            sum(1 for o in with_distractor if o.distractor in o.plan_ranking[:3]),
+            len(with_distractor),
         ),
         "distractor_supported": _share(
             sum(1 for o in with_distractor if o.distractor_state in ("Supported", "Validated")),
