@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,14 @@ def load(name: str, path: Path | None, adapter: str | None = None) -> list[Case]
     return cases
 
 
+def manifests_beside(path: Path | None) -> Path | None:
+    """The shared `manifests` folder beside a dataset's folder, if there is one."""
+    if path is None:
+        return None
+    guess = Path(path).parent / "manifests"
+    return guess if guess.is_dir() else None
+
+
 def methods_for(cases: list[Case]) -> dict[str, Method]:
     """Every baseline, and its `+releases` variant when any case has releases."""
     out = dict(BASELINES)
@@ -112,29 +121,14 @@ def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -
     return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes, votes)
 
 
-def evaluate(
-    name: str,
-    path: Path | None,
-    store: GraphStore,
-    *,
-    settings: Settings,
-    adapter: str | None = None,
-    manifests_root: Path | None = None,
-    limit: int | None = None,
-    progress: Progress | None = None,
-    ablation: bool = False,
-) -> dict[str, Any]:
-    """The scorecard of StackGraph and every baseline on the same cases, in one run; with
-    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`)."""
-    cases = load(name, path, adapter)[:limit]
-    if manifests_root is None and path is not None:
-        guess = Path(path).parent / "manifests"
-        manifests_root = guess if guess.is_dir() else None
-    cases = place(cases)
-    methods = methods_for(cases)
-    results: list[CaseResult] = []
-    skipped: list[dict[str, str]] = []
-    spent: dict[str, float] = {}
+@contextmanager
+def dataset_prometheus(
+    cases: list[Case], settings: Settings, spent: dict[str, float]
+) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+    """The placed cases' telemetry written once into a real Prometheus (and their log lines
+    and spans into files), for the block's duration: yields the settings that point the
+    read path at them (`prometheus_url`, `logs_path`, `traces_path`) and what was written
+    (series, samples, log lines, spans). Adds `openmetrics_s` and `backfill_s` to `spent`."""
     with tempfile.TemporaryDirectory(prefix="sg-eval-prom-") as tmp:
         t = time.perf_counter()
         om = Path(tmp) / "dataset.om"
@@ -150,26 +144,53 @@ def evaluate(
             sources = {"prometheus_url": url, "loki_url": None,
                        "logs_path": logs if lines else None,
                        "traces_path": traces if spans else None}  # fmt: skip
-            replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
-            try:
-                for i, case in enumerate(cases):
-                    if progress is not None:
-                        progress(i, len(cases), case.case_id)
-                    try:
-                        replay = replayer.run(case, i)
-                    except Exception as exc:  # one broken case is listed, not fatal
-                        skipped.append({"case_id": case.case_id,
-                                        "reason": f"{type(exc).__name__}: {exc}"})  # fmt: skip
-                        continue
-                    for k, v in replay.seconds.items():
-                        spent[f"{k}_s"] = spent.get(f"{k}_s", 0.0) + v
-                    results.append(_score(replay, methods, ablation))
-            finally:
-                replayer.close()
+            yield sources, {"series": stats.series, "samples": stats.samples,
+                            "log_lines": lines, "spans": spans}  # fmt: skip
+
+
+def evaluate(
+    name: str,
+    path: Path | None,
+    store: GraphStore,
+    *,
+    settings: Settings,
+    adapter: str | None = None,
+    manifests_root: Path | None = None,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    ablation: bool = False,
+) -> dict[str, Any]:
+    """The scorecard of StackGraph and every baseline on the same cases, in one run; with
+    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`)."""
+    cases = load(name, path, adapter)[:limit]
+    manifests_root = manifests_root or manifests_beside(path)
+    cases = place(cases)
+    methods = methods_for(cases)
+    results: list[CaseResult] = []
+    skipped: list[dict[str, str]] = []
+    spent: dict[str, float] = {}
+    with dataset_prometheus(cases, settings, spent) as (sources, stats):
+        replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
+        try:
+            for i, case in enumerate(cases):
+                if progress is not None:
+                    progress(i, len(cases), case.case_id)
+                try:
+                    replay = replayer.run(case, i)
+                except Exception as exc:  # one broken case is listed, not fatal
+                    skipped.append({"case_id": case.case_id,
+                                    "reason": f"{type(exc).__name__}: {exc}"})  # fmt: skip
+                    continue
+                for k, v in replay.seconds.items():
+                    spent[f"{k}_s"] = spent.get(f"{k}_s", 0.0) + v
+                results.append(_score(replay, methods, ablation))
+        finally:
+            replayer.close()
+    lines, spans = stats["log_lines"], stats["spans"]
     n = max(1, len(results))
     cost = {
-        "series": stats.series,
-        "samples": stats.samples,
+        "series": stats["series"],
+        "samples": stats["samples"],
         "log_lines": lines,
         "spans": spans,
         "openmetrics_s": round(spent.pop("openmetrics_s"), 2),

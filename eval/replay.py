@@ -129,8 +129,9 @@ class Replayer:
     def close(self) -> None:
         self.metrics.close()
 
-    def _lanes(self, graph: GraphStore, case: Case, at: float, folder: Path) -> list[str]:
-        """Write the case's world through the lanes; returns notes on lanes that failed."""
+    def lanes(self, graph: GraphStore, case: Case, at: float, folder: Path) -> list[str]:
+        """Write the case's world through the lanes into `graph`, as known at `at` (the
+        alert), with files in `folder`; returns notes on lanes that failed."""
         settings, failures = self.settings, []
         start = case.baseline_window[0]
 
@@ -173,7 +174,7 @@ class Replayer:
             seconds["alert"] = time.perf_counter() - t
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:
-                notes = self._lanes(graph, case, fired.fired_at, Path(tmp))
+                notes = self.lanes(graph, case, fired.fired_at, Path(tmp))
             seconds["lanes"] = time.perf_counter() - t
             t = time.perf_counter()
             plan = self.planner(graph, case_alert(case, fired), at=fired.fired_at,

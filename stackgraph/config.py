@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
@@ -164,6 +164,13 @@ class Settings(BaseSettings):
     another worker; workers renew every third of it."""
     api_incident_retention_s: float = Field(default=7 * 86400.0, gt=0)
     """Finished incident records older than this leave Redis (the graph keeps them)."""
+    api_investigate_at: Literal["received", "fired"] = "received"
+    """Where an alert's plan ends its alert window: `received`, when a worker plans it (what
+    happened since the alert fired counts too); `fired`, at the alert's startsAt, the moment
+    the agent's tools already read up to. `fired` investigates an alert that arrives long
+    after it fired (re-sent from Alertmanager's state, a backlog drained after an outage,
+    past incidents replayed through the webhook) as of when it fired, not over everything
+    since. An alert without startsAt is planned when received either way."""
     shadow_mode: bool = False
     """Record everything, but mark outcomes (ROOT_CAUSED_BY, Incident) as shadow."""
     agent_model: str = "qwen3:8b"

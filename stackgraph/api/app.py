@@ -78,6 +78,20 @@ def context_from(
     return make
 
 
+def plan_from(settings: Settings, planner: Planner | None = None) -> PlanFn:
+    """The plan of every incident: `planner` (default `Planner.from_settings`), its alert
+    window ending when the worker plans, or at the alert's startsAt with
+    `api_investigate_at: fired`."""
+    planner = planner or Planner.from_settings(settings)
+    if settings.api_investigate_at == "received":
+        return planner
+
+    def at_firing(store: GraphStore, alert: Alert) -> Plan:
+        return planner(store, alert, at=alert.starts_at)
+
+    return at_firing
+
+
 def open_reader(settings: Settings, primary: GraphStore) -> GraphStore:
     """The read path's store: a FalkorDB replica when `falkordb_read_url` is set (plans,
     agent tools and graph queries read there, so the primary keeps its time for the
@@ -127,7 +141,7 @@ def create_app(
         logs = planner.logs if planner is not None else logs_from_settings(settings)
         service = IncidentService(
             st,
-            plan_fn=plan_fn or planner,
+            plan_fn=plan_fn or plan_from(settings, planner),
             agent=agent or agent_from(settings),
             reader=reader,
             context_fn=context_fn or context_from(settings, reader, mem, logs),

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
-from .app import _progress, app, open_store, state_of
+from .app import _progress, app, open_store, out, state_of
 
 eval_app = typer.Typer(
     help="Replay labelled incidents (`--dataset`), or score memory retrieval (`eval memory`).",
@@ -68,3 +69,49 @@ def eval_cmd(
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return
     sys.stdout.write(markdown(card) + "".join(f"\nnote: {n}" for n in card["notes"]) + "\n")
+
+
+@eval_app.command("e2e")
+def eval_e2e(
+    ctx: typer.Context,
+    dataset: Annotated[
+        str, typer.Option("--dataset", help="nezha, nezha-tt, changerca, rcd-sockshop, seeded.")
+    ],
+    path: Annotated[
+        Path | None, typer.Option("--path", help="The dataset's folder (seeded: optional).")
+    ] = None,
+    adapter: Annotated[
+        str | None,
+        typer.Option("--adapter", help="module:function loading a folder into cases."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N cases.")] = None,
+    distractor: Annotated[
+        bool,
+        typer.Option(help="Also replay each case with an unrelated recent deploy (second arm)."),
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
+) -> None:
+    """End to end through the API: each case's world through the lanes (and a Git monorepo
+    of its releases), `serve`'s app with its workers, the alert POSTed as Alertmanager's
+    webhook, the incident it ends as scored: plan AC@1/3, conclusion accuracy, coverage,
+    Validated precision, calibration, time and tool calls per incident, and how often an
+    unrelated recent deploy is concluded (the distractor arm). Without OLLAMA_HOST the
+    agent runs its deterministic tool floor, and the scorecard says so."""
+    from stackgraph.eval.e2e import markdown, run_e2e, table
+
+    settings = state_of(ctx).settings()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with open_store(settings) as store, _progress() as bar:
+        task = bar.add_task(f"e2e {dataset}", total=None)
+
+        def progress(done: int, total: int, case_id: str) -> Any:
+            bar.update(task, completed=done, total=total, description=f"e2e {case_id}")
+
+        card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
+                       distractor=distractor, progress=progress)  # fmt: skip
+    if as_json:
+        sys.stdout.write(json.dumps(card, indent=2) + "\n")
+        return
+    wide = out if out.is_terminal else Console(width=200)  # into a pipe: no wrapping
+    wide.print(table(card))
+    sys.stdout.write("\n" + markdown(card) + "".join(f"\nnote: {n}" for n in card["notes"]) + "\n")

@@ -1,0 +1,243 @@
+"""`run_e2e(...)`: replay labelled incidents through the API, end to end, and score them.
+
+    cases ─▶ place ─▶ OpenMetrics ─▶ promtool ─▶ Prometheus          (once, as `eval` does)
+          └▶ per case: alert from the data (`detect_alert`, `case_alert`)
+             └▶ per arm (clean; distractor: + an unrelated recent deploy):
+                  graph of its own ◀─ lanes + Git monorepo (`world.build_world`)
+                  `serve`'s app on 127.0.0.1 ◀─ settings a deployment would give it
+                  POST the Alertmanager webhook ─▶ poll the incident until it ends
+                  ─▶ plan, conclusion, evidence, time ─▶ scorecard (`score`)
+
+The app is configured as a user's deployment would be: `prometheus_url` and
+`agent_prometheus_url` (what `PROMETHEUS_URL` sets) name the harness's Prometheus, the
+read path's log and span files are those the replay writes, `agent_repos` maps every
+service to the case's monorepo, `ollama_host` stays as configured (the model when set,
+else the deterministic tool floor), and `api_investigate_at: fired`, so an alert that
+fired in the past is investigated as of its firing (the agent's tools read up to the
+alert's startsAt already). The incident memory keeps its vectors in the case's graph
+(dropped after), never in a configured Qdrant collection.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from stackgraph.config import Settings
+from stackgraph.ingest import GraphIngestor
+from stackgraph.rca import Alert
+from stackgraph.store import GraphStore
+
+from ..alerting import AlertTime, detect_alert
+from ..datasets.model import Case
+from ..harness import dataset_prometheus, load, manifests_beside
+from ..openmetrics import place
+from ..replay import Replayer, case_alert
+from .api import run_incident, serving, webhook
+from .score import Outcome, scorecard
+from .world import DISTRACTOR_LEAD_S, Distractor, build_world, pick_distractor
+
+__all__ = ["ARMS", "run_e2e"]
+
+ARMS = ("clean", "distractor")
+Progress = Callable[[int, int, str], None]
+EXTERNAL_URL = "http://alertmanager.invalid:9093"
+"""Where the webhook says it comes from (Alertmanager's `externalURL`)."""
+
+
+def _ranking(services: list[str], known: tuple[str, ...]) -> list[str]:
+    """As `stackgraph eval` ranks: the plan's services, then the rest by name."""
+    ranked = [s for s in dict.fromkeys(services) if s in known]
+    return ranked + sorted(s for s in known if s not in ranked)
+
+
+def _outcome(
+    case: Case,
+    arm: str,
+    fired: AlertTime,
+    detail: dict[str, Any],
+    seconds: float,
+    distractor: Distractor | None,
+) -> Outcome:
+    plan = detail.get("plan") or {}
+    hyps = {h["suspect"]: h for h in detail.get("hypotheses") or []}
+    conclusion = detail.get("conclusion")
+    chosen = hyps.get(conclusion or "")
+    events = [str(e) for e in detail.get("events") or []]
+    window = plan.get("window")
+    return Outcome(
+        case_id=case.case_id,
+        fault_type=case.fault_type,
+        root_cause=case.root_cause,
+        arm=arm,
+        alert=fired,
+        plan_ranking=_ranking([c["service"] for c in plan.get("candidates") or []], case.services),
+        state=str(detail.get("state")),
+        ending=detail.get("ending"),
+        conclusion=conclusion,
+        conclusion_state=None if chosen is None else str(chosen["state"]),
+        confidence=None if chosen is None else float(chosen["confidence"]),
+        tool_calls=len(detail.get("evidence") or []),
+        seconds=seconds,
+        floor=any("deterministic tool floor" in e for e in events),
+        plan_window=(float(window[0]), float(window[1])) if window else None,
+        conclusion_tools=sorted(
+            {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
+        ),
+        distractor=None if distractor is None else distractor.service,
+        distractor_state=None
+        if distractor is None or distractor.service not in hyps
+        else str(hyps[distractor.service]["state"]),
+        notes=[*(detail.get("plan") or {}).get("notes", [])][:20],
+    )
+
+
+class E2ERunner:
+    """Runs cases against one Prometheus, one graph key and one app per case and arm."""
+
+    def __init__(self, store: GraphStore, settings: Settings, manifests_root: Path | None,
+                 timeout_s: float) -> None:  # fmt: skip
+        self.store = store
+        self.replayer = Replayer(store, settings, manifests_root)
+        self.token = secrets.token_urlsafe(24)
+        self.timeout_s = timeout_s
+        self.run_id = uuid.uuid4().hex[:8]
+        self.spent: dict[str, float] = {}
+
+    def close(self) -> None:
+        self.replayer.close()
+
+    def _add(self, name: str, since: float) -> None:
+        self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - since
+
+    def _drop(self, graph: GraphStore) -> None:
+        with GraphIngestor(graph, who="eval") as writer:
+            writer.drop_graph()
+        keys = list(self.store.conn.scan_iter(f"stackgraph:{graph.graph_name}:*", count=1000))
+        if keys:  # incident records, the job stream, the writer lease
+            self.store.conn.delete(*keys)
+
+    def run(self, case: Case, index: int, arms: tuple[str, ...]) -> list[Outcome]:
+        t = time.perf_counter()
+        fired = detect_alert(self.replayer.metrics, case.symptom_service, case.inject_time,
+                             case.alert_window[1], case.baseline_window,
+                             case.recorded_alert)  # fmt: skip
+        self._add("alert_s", t)
+        alert = case_alert(case, fired)
+        out = []
+        for arm in arms:
+            distractor = pick_distractor(case, fired.fired_at) if arm == "distractor" else None
+            if arm == "distractor" and distractor is None:
+                continue
+            out.append(self._arm(case, index, arm, fired, alert, distractor))
+        return out
+
+    def _arm(self, case: Case, index: int, arm: str, fired: AlertTime, alert: Alert,
+             distractor: Distractor | None) -> Outcome:  # fmt: skip
+        key = f"{self.store.graph_name}-e2e-{self.run_id}-{index}-{arm}"
+        graph = GraphStore(self.store.conn, key, self.store.where)
+        folder = Path(tempfile.mkdtemp(prefix="sg-e2e-"))
+        try:
+            t = time.perf_counter()
+            repo, notes = build_world(self.replayer, graph, case, fired.fired_at, folder,
+                                      distractor)  # fmt: skip
+            self._add("lanes_s", t)
+            replay_ranking = None
+            if arm == "clean":  # what `stackgraph eval` ranks on this graph, for reference
+                plan = self.replayer.planner(graph, alert, at=fired.fired_at,
+                                             baseline=case.baseline_window,
+                                             limit=len(case.services) + 10)  # fmt: skip
+                replay_ranking = _ranking([c.service for c in plan.candidates], case.services)
+            settings = self.replayer.settings.model_copy(
+                update={"graph": key, "agent_repos": {s: repo for s in case.services}}
+            )
+            payload = webhook(alert, external_url=EXTERNAL_URL,
+                              generator_url=f"{settings.prometheus_url}/graph")  # fmt: skip
+            t = time.perf_counter()
+            with serving(settings, graph, self.token) as url:
+                self._add("serve_start_s", t)
+                detail, seconds = run_incident(url, self.token, payload, self.timeout_s)
+                t = time.perf_counter()
+            self._add("serve_stop_s", t)
+        finally:
+            try:
+                self._drop(graph)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        result = _outcome(case, arm, fired, detail, seconds, distractor)
+        result.replay_ranking = replay_ranking
+        result.notes = notes + result.notes
+        return result
+
+
+def run_e2e(
+    name: str,
+    path: Path | None,
+    store: GraphStore,
+    *,
+    settings: Settings,
+    adapter: str | None = None,
+    manifests_root: Path | None = None,
+    limit: int | None = None,
+    distractor: bool = True,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The end-to-end scorecard (`score`) of dataset `name`: every case through the API,
+    in the clean arm and (with `distractor`) the distractor arm."""
+    cases = place(load(name, path, adapter)[:limit])
+    manifests_root = manifests_root or manifests_beside(path)
+    arms = ARMS if distractor else ARMS[:1]
+    outcomes: list[Outcome] = []
+    skipped: list[dict[str, str]] = []
+    spent: dict[str, float] = {}
+    timeout_s = settings.agent_wall_clock_s + settings.api_lease_wait_s + 120.0
+    with dataset_prometheus(cases, settings, spent) as (sources, stats):
+        app = settings.model_copy(update={
+            **sources, "agent_prometheus_url": sources["prometheus_url"],
+            "agent_loki_url": None, "api_investigate_at": "fired",
+            "qdrant_url": None, "falkordb_read_url": None,
+        })  # fmt: skip
+        runner = E2ERunner(store, app, manifests_root, timeout_s)
+        try:
+            for i, case in enumerate(cases):
+                if progress is not None:
+                    progress(i, len(cases), case.case_id)
+                try:
+                    outcomes += runner.run(case, i, arms)
+                except Exception as exc:  # one broken case is listed, not fatal
+                    skipped.append({"case_id": case.case_id,
+                                    "reason": f"{type(exc).__name__}: {exc}"})  # fmt: skip
+            if progress is not None:
+                progress(len(cases), len(cases), "done")
+        finally:
+            runner.close()
+    llm = bool(settings.ollama_host)
+    mode = (f"LLM {settings.agent_model} at {settings.ollama_host}" if llm
+            else "deterministic tool floor, no LLM (OLLAMA_HOST unset)")  # fmt: skip
+    n = max(1, len({o.case_id for o in outcomes}))
+    runs = max(1, len(outcomes))
+    cost = {
+        "series": stats["series"], "samples": stats["samples"],
+        "backfill_s": round(spent.get("openmetrics_s", 0.0) + spent.get("backfill_s", 0.0), 2),
+        "alert_s_per_case": round(runner.spent.get("alert_s", 0.0) / n, 3),
+        **{f"{k.removesuffix('_s')}_s_per_incident": round(v / runs, 3)
+           for k, v in runner.spent.items() if k != "alert_s"},
+    }  # fmt: skip
+    notes = [
+        f"mode: {mode}",
+        "the app plans with `api_investigate_at: fired` (the alert window ends at the alert's "
+        "startsAt, where the agent's tools read up to); its baseline is the read path's own "
+        "(the 20 minutes before the alert window), not the dataset's fault-free window that "
+        "`stackgraph eval` passes: 'replay plan' is that ranking on the same graph",
+        f"distractor arm: one release of a service whose series stayed in band (not the root "
+        f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
+        "in its folder of the monorepo and a HelmRelease revision; no telemetry change",
+    ]
+    return scorecard(name, outcomes, mode=mode, llm=llm, skipped=skipped, cost=cost,
+                     notes=notes)  # fmt: skip
