@@ -31,6 +31,9 @@ __all__ = ["ENDED", "IncidentTimeout", "run_incident", "serving", "webhook"]
 ENDED = ("done", "failed")
 """Incident states after which nothing more happens to it."""
 POLL_S = 0.05
+START_TIMEOUT_S = 600.0
+"""The app's start-up reads what the settings name (span and log files: about 10 s for
+nezha-tt's 326k spans on a loaded machine); it is not part of an incident's time."""
 RECEIVER = "stackgraph"
 
 
@@ -80,7 +83,7 @@ def serving(settings: Settings, store: GraphStore, token: str) -> Iterator[str]:
     """`stackgraph serve`'s app on a free port of 127.0.0.1 for the block: plans, agent,
     tool context and memory as `settings` configure them; yields its base URL."""
     app = create_app(settings, store=store, token=token)
-    with serve_in_thread(app) as url:
+    with serve_in_thread(app, start_timeout_s=START_TIMEOUT_S) as url:
         yield url
 
 

@@ -87,8 +87,10 @@ def markdown(card: Mapping[str, Any]) -> str:
     for arm, m in card["arms"].items():
         endings = ", ".join(f"{k} {v}" for k, v in sorted(m["endings"].items()))
         extra = (
-            f"; distractor in the plan's top 3 in {_pct(m.get('distractor_in_plan_top3'))}%, "
-            f"Supported or Validated in {_pct(m['distractor_supported'])}%"
+            f"; distractor in band in {m.get('distractor_healthy', '–')} of "
+            f"{m['distractor_cases']} (else the least moved service), in the plan's top 3 in "
+            f"{_pct(m.get('distractor_in_plan_top3'))}%, Supported or Validated in "
+            f"{_pct(m['distractor_supported'])}%"
             if m["distractor_cases"]
             else ""
         )

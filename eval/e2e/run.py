@@ -91,6 +91,7 @@ def _outcome(
             {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
         ),
         distractor=None if distractor is None else distractor.service,
+        distractor_healthy=None if distractor is None else distractor.healthy,
         distractor_state=None
         if distractor is None or distractor.service not in hyps
         else str(hyps[distractor.service]["state"]),

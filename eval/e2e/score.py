@@ -74,6 +74,8 @@ class Outcome:
     replay_ranking: list[str] | None = None
     distractor: str | None = None
     distractor_state: str | None = None
+    distractor_healthy: bool | None = None
+    """The distractor's series stayed in band (False: every candidate moved; least moved)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -109,6 +111,7 @@ class Outcome:
             "floor": self.floor,
             "distractor": self.distractor,
             "distractor_state": self.distractor_state,
+            "distractor_healthy": self.distractor_healthy,
             "distractor_plan_rank": None
             if self.distractor is None
             else rank_of(self.plan_ranking, self.distractor),
@@ -177,6 +180,7 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "distractor_concluded": _share(
             sum(1 for o in with_distractor if o.conclusion == o.distractor), len(with_distractor)
         ),
+        "distractor_healthy": sum(1 for o in with_distractor if o.distractor_healthy),
         "distractor_in_plan_top3": _share(
             sum(1 for o in with_distractor if o.distractor in o.plan_ranking[:3]),
             len(with_distractor),

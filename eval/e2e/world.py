@@ -12,10 +12,11 @@ monorepo with the case's releases, and (in the distractor arm) one unrelated dep
                   commit in its folder and a HelmRelease revision, nothing in the telemetry
 
 The distractor is chosen from the data, not the label: among the services none of whose
-series (its pods' and the calls into it, in the dataset) moved off its baseline (three
-robust units) between the baseline's end and the alert, the root cause and the symptom set
-aside, one picked by a hash of the case id; when every service moved, the one that moved
-least. The label is read only to set the root cause aside (and, later, to score).
+series (its pods' and the calls into it, in the dataset) left the read path's band around
+its baseline between the baseline's end and the alert (`_moved`), the root cause and the
+symptom set aside, one picked by a hash of the case id; when every service moved, the one
+that moved least (`Distractor.healthy` is then False, and the scorecard counts it). The
+label is read only to set the root cause aside (and, later, to score).
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-
 from stackgraph.config import Settings
 from stackgraph.ingest import run_lanes
-from stackgraph.rca.series import MIN_POINTS, OUT_Z, deviations, upper_half
+from stackgraph.rca.facts import ProbeSeries
+from stackgraph.rca.series import assess
 from stackgraph.store import GraphStore
 
 from ..datasets.model import Case, ChangeEvent
@@ -58,28 +58,27 @@ class Distractor:
     at: float
     version: str
     healthy: bool
-    """True when the service's series stayed within three robust units of their baseline;
-    False: every candidate moved, and this one moved least."""
+    """True when the service's series stayed in band; False: every candidate moved, and
+    this one moved least."""
 
 
 def _moved(case: Case, service: str, until: float) -> float:
     """How far the service's series in the dataset (its pods', and the calls into it)
-    moved between the baseline's end and `until`: the largest distance, in robust units
-    (`rca.series.deviations`), of a window half's mean (upper or lower) from its baseline.
-    Stricter than the read path's verdict (no doubling rule for latency): a service any of
-    whose series moved at all is not healthy, so a caller the fault slowed a little is not
-    chosen."""
+    moved between the baseline's end and `until`: the largest effect of the read path's
+    own verdict on one series (`rca.series.assess`: three robust units off a noisy baseline,
+    a doubling or halving of a flat one, any rise from zero), with every series judged as
+    kind "other", both ways. Stricter than the read path on latency and errors (no doubling
+    needed, a fall counts too): a caller the fault slowed a little is not healthy."""
     b0, b1 = case.baseline_window
     worst = 0.0
     for m in case.metrics:
         if m.service != service:
             continue
-        base = m.values[(m.times >= b0) & (m.times < b1)]
-        window = [float(v) for v in m.values[(m.times >= b1) & (m.times <= until)]]
-        if len(base) < MIN_POINTS or not window:
-            continue
-        halves = [upper_half(window), -upper_half([-v for v in window])]
-        worst = max(worst, float(np.max(np.abs(deviations(base, halves)))))
+        base = tuple(float(v) for v in m.values[(m.times >= b0) & (m.times < b1)])
+        at = (m.times >= b1) & (m.times <= until)
+        window = tuple(float(v) for v in m.values[at])
+        probe = ProbeSeries("other", m.name, base, window, tuple(float(t) for t in m.times[at]))
+        worst = max(worst, assess(probe, (b1, until)).effect)
     return worst
 
 
@@ -90,7 +89,7 @@ def pick_distractor(case: Case, alert_at: float) -> Distractor | None:
     if not pool:
         return None
     effects = {s: _moved(case, s, alert_at) for s in pool}
-    healthy = [s for s in pool if effects[s] < OUT_Z]
+    healthy = [s for s in pool if effects[s] == 0.0]
     if healthy:
         digest = int(hashlib.sha256(case.case_id.encode()).hexdigest()[:8], 16)
         chosen = healthy[digest % len(healthy)]

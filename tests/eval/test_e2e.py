@@ -212,6 +212,7 @@ def test_e2e_on_seeded_scores_real_incidents(settings: Settings, store: GraphSto
     assert card["arms"]["distractor"]["distractor_cases"] == 3
     symptom = {c.case_id: c.symptom_service for c in load_seeded()}
     assert all(i["distractor"] not in (i["root_cause"], symptom[i["case_id"]]) for i in arm)
+    assert all(i["distractor_healthy"] for i in arm)  # seeded always has a service in band
     concluded = share(sum(i["conclusion"] == i["distractor"] for i in arm))
     assert card["arms"]["distractor"]["distractor_concluded"] == concluded
     assert card["targets"]["distractor_concluded"]["value"] == concluded
