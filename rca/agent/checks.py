@@ -9,7 +9,7 @@ from typing import Any
 
 from ..windows import Windows
 from .evidence import READS, WITH_BASELINE, EvidenceSink, ToolEvidence, Verdict
-from .toolbox import RATE_TOOLS, Tool, ToolContext, ToolResult, ToolStatus, call_tool
+from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def read_windows(tool: str, ctx: ToolContext) -> dict[str, tuple[float, float] |
     reads = READS.get(tool)
     if reads is None:
         return {}
-    win = ctx.rate_windows() if tool in RATE_TOOLS else Windows.ending_at(ctx.now(), ctx.window_s)
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
     return {"window": win.alert, "baseline": win.baseline if reads == WITH_BASELINE else None}
 
 

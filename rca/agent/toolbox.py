@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from stackgraph.rca.model import Alert, LogSource, Plan
-from stackgraph.rca.windows import Windows
 
 from .evidence import Verdict
 
@@ -81,8 +80,6 @@ class ToolContext:
     window_s: float = 1800.0
     memory: Any = None
     """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""
-    span_scale: float = 1.0
-    """How many times the plan's alert window a rate check reads (the audit widens it)."""
 
     def now(self) -> float:
         if self.at is not None:
@@ -91,22 +88,6 @@ class ToolContext:
             return self.alert.starts_at
         return time.time()
 
-    def rate_windows(self) -> Windows:
-        """The windows a rate check (`RATE_TOOLS`: error ratio, p95) compares: the plan's
-        alert window against the equal span before it, so the agent verifies a lead on the
-        minutes the plan ranked it on; a rate over 30 minutes dilutes a 5-minute fault.
-        Counts (log lines, events) and changes keep the `window_s` before `now`: a burst of
-        lines is counted, not averaged, and a release is looked for further back. Without
-        a plan window, rates too read the `window_s` before `now`."""
-        if self.plan is not None and self.plan.window is not None:
-            start, end = self.plan.window
-            if end > start:
-                return Windows.ending_at(end, (end - start) * self.span_scale)
-        return Windows.ending_at(self.now(), self.window_s)
-
-
-RATE_TOOLS = frozenset({"prometheus_query"})
-"""Tools whose check compares rates, and so reads `ToolContext.rate_windows`."""
 
 Runner = Callable[[ToolContext, Mapping[str, Any]], ToolResult]
 Check = Callable[[ToolResult, str, float, float], Verdict]

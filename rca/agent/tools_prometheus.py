@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..windows import Windows
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
@@ -73,7 +74,7 @@ def _finite(value: str) -> float | None:
 
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
-    win = ctx.rate_windows()
+    win = Windows.ending_at(ctx.now(), ctx.window_s)
     query = promql(signal, service, win.span_s)
     data = get_json(
         str(ctx.prometheus_url),

@@ -205,23 +205,3 @@ def test_a_hung_prometheus_times_out_as_a_result() -> None:
         release.set()
     assert result.status == ToolStatus.TIMEOUT
     assert quick.check(result, "payment", float(END), 1800.0) == Verdict.INCONCLUSIVE
-
-
-def test_rate_checks_read_the_plans_alert_window() -> None:
-    """The agent verifies a lead on the minutes the plan ranked it on: a rate over the
-    plan's 5-minute alert window against the 5 before, not over 30 (a short fault is not
-    diluted); counts and changes keep `window_s`, and so does everything without a plan."""
-    from stackgraph.rca.agent.checks import read_windows
-    from stackgraph.rca.model import Plan
-
-    t = 1_800_000_000.0
-    plan = Plan(anchor="checkout", candidates=[], window=(t - 300, t), baseline=(t - 1500, t - 300))
-    ctx = ToolContext(plan=plan, at=t + 60, window_s=1800.0)
-    assert ctx.rate_windows().alert == (t - 300, t)
-    assert ctx.rate_windows().baseline == (t - 600, t - 300)
-    assert read_windows("prometheus_query", ctx) == {"window": (t - 300, t),
-                                                      "baseline": (t - 600, t - 300)}  # fmt: skip
-    assert read_windows("loki_query", ctx)["window"] == (t + 60 - 1800, t + 60)
-    assert read_windows("git_log", ctx) == {"window": (t + 60 - 1800, t + 60), "baseline": None}
-    assert read_windows("query_stack_graph", ctx) == {}
-    assert ToolContext(at=t, window_s=1800.0).rate_windows().alert == (t - 1800, t)

@@ -147,7 +147,7 @@ def patches(stage: str, run_check: RunCheck, conclude: Conclude, neighbours: Nei
         who = focus(w)
         if who is None:
             return False
-        wide = replace(w.ctx, window_s=w.ctx.window_s * 2, span_scale=w.ctx.span_scale * 2)
+        wide = replace(w.ctx, window_s=w.ctx.window_s * 2)
         return run_on(w, who, [t for t in READS if t in read_tools(w, who)], wide)
 
     def next_candidates(w: Work) -> bool:
