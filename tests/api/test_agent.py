@@ -19,6 +19,7 @@ from stackgraph.rca.agent import (
     ToolContext,
     Verdict,
 )
+from stackgraph.rca.agent.audit.critic import CRITIC_PROMPT
 from stackgraph.rca.model import Alert
 from stackgraph.store import GraphStore
 
@@ -96,8 +97,10 @@ def test_a_looping_model_is_stopped_by_the_step_budget(
     scripted_model.script = [call("query_stack_graph", service="inventory")]
     run = agent(scripted_model, steps=4).investigate(ALERT, payment_plan(platform, ALERT),
                                                      ctx(platform))  # fmt: skip
-    assert run.ending == Ending.BUDGET_EXHAUSTED
-    assert len(scripted_model.requests) == 4 and run.steps == 4
+    assert run.ending == Ending.BUDGET_EXHAUSTED and run.steps == 4
+    # four turns of the loop, then one to the stage critic (the audit did not pass)
+    assert len(scripted_model.requests) == 5
+    assert scripted_model.requests[4]["messages"][0]["content"] == CRITIC_PROMPT
     assert "Insufficient evidence" in run.report.summary
 
 
