@@ -25,7 +25,8 @@ from .deps import load_token
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, health, incidents, investigate, memory, tools
-from .routers.docs import OPENAPI_URL, docs_router
+from .routers import docs
+from .routers.docs import OPENAPI_URL
 from .service import IncidentService, PlanFn
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ def create_app(
                    memory.router, health.router):  # fmt: skip
         app.include_router(router)
     if not public:
-        app.include_router(docs_router(app))
+        app.include_router(docs.router)
     from stackgraph.web.routes import router as ui_router  # the UI reuses these routers
 
     app.include_router(ui_router)

@@ -5,7 +5,9 @@ than they should."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,6 +135,20 @@ def test_docs_need_the_token_unless_opened(settings: Settings, platform: GraphSt
     with make_client(opened, platform) as c:
         for path in ("/openapi.json", "/docs", "/redoc"):
             assert c.get(path).status_code == 200, path
+
+
+def test_an_app_that_served_and_stopped_is_freed(settings: Settings, platform: GraphStore) -> None:
+    """A process that builds an app per job (`eval e2e` builds one per case) must not keep
+    them: FastAPI caches endpoint functions process-wide, so a handler closing over its app
+    pinned every app, its service and its caches, until the process reached 20 GB."""
+    for public in (False, True):
+        opened = settings.model_copy(update={"api_docs_public": public})
+        with make_client(opened, platform) as c:
+            assert c.get("/openapi.json", headers=AUTH).status_code == 200
+            app = weakref.ref(c.app)
+        del c
+        gc.collect()
+        assert app() is None, f"api_docs_public={public}: the app outlived its client"
 
 
 def test_readyz_says_store_unavailable_without_internals(

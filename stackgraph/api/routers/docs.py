@@ -1,9 +1,13 @@
 """The OpenAPI document and the pages that browse it, behind the token like every other
-route unless `api_docs_public` opens them (FastAPI serves them to anyone by default)."""
+route unless `api_docs_public` opens them (FastAPI serves them to anyone by default).
+
+The handlers read the app from the request, never from a closure: FastAPI caches what it
+learns of each endpoint function in a process-wide LRU (4,096 entries), so a closure over
+the app kept every app built in the process alive — `eval e2e` builds one per case."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
@@ -11,21 +15,20 @@ from ..deps import Authed
 
 OPENAPI_URL = "/openapi.json"
 
+router = APIRouter(dependencies=[Authed], include_in_schema=False)
 
-def docs_router(app: FastAPI) -> APIRouter:
-    """`/openapi.json`, `/docs` and `/redoc`, each needing the bearer token."""
-    router = APIRouter(dependencies=[Authed], include_in_schema=False)
 
-    @router.get(OPENAPI_URL)
-    def openapi() -> JSONResponse:
-        return JSONResponse(app.openapi())
+@router.get(OPENAPI_URL)
+def openapi(request: Request) -> JSONResponse:
+    return JSONResponse(request.app.openapi())
 
-    @router.get("/docs")
-    def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title=f"{app.title} - docs")
 
-    @router.get("/redoc")
-    def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url=OPENAPI_URL, title=f"{app.title} - ReDoc")
+@router.get("/docs")
+def swagger(request: Request) -> HTMLResponse:
+    title = f"{request.app.title} - docs"
+    return get_swagger_ui_html(openapi_url=OPENAPI_URL, title=title)
 
-    return router
+
+@router.get("/redoc")
+def redoc(request: Request) -> HTMLResponse:
+    return get_redoc_html(openapi_url=OPENAPI_URL, title=f"{request.app.title} - ReDoc")
