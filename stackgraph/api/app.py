@@ -24,8 +24,7 @@ from stackgraph.store import GraphStore
 from .deps import load_token
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
-from .routers import alerts, health, incidents, investigate, memory, tools
-from .routers import docs
+from .routers import alerts, docs, health, incidents, investigate, memory, tools
 from .routers.docs import OPENAPI_URL
 from .service import IncidentService, PlanFn
 
