@@ -9,14 +9,17 @@ reciprocal rank fusion, ties by topology → ranked candidates.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from stackgraph.store import GraphReader, GraphStore
 
 from .anchor import resolve_anchor
+from .baseline import recorded_baseline
 from .facts import Facts, Request
 from .model import Alert, Candidate, LogSource, MetricsSource, Plan, SpanSource
 from .neighbourhood import clamp_hops
 from .pipeline import DEFAULT, Playbook, abstentions, combine, gather, score
+from .read_time import UNAVAILABLE
 from .windows import Windows
 
 
@@ -98,8 +101,20 @@ def investigate(
             return plan(None, why)
         request = Request(alert, win, hops, limit, metrics, logs, spans,
                           as_of=None if as_of is None else float(as_of))  # fmt: skip
-        facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
-        facts = gather(store, request, facts, playbook)
+        facts = gather(store, request, Facts(anchor.name, {anchor.name: anchor}, windows=win),
+                       playbook)  # fmt: skip
+        moved = None
+        unreachable = any(n.startswith(UNAVAILABLE) for n in facts.notes)
+        if baseline is None and metrics is not None and not facts.probes and not unreachable:
+            try:
+                moved = recorded_baseline(metrics, anchor.name, win)
+            except Exception as exc:  # a remote call: the plan stands without it
+                facts = replace(facts, notes=facts.note(f"no older baseline found: {exc}"))
+        if moved is not None:  # nothing could be compared: again, against the data there is
+            win = moved[0]
+            request = replace(request, windows=win)
+            facts = Facts(anchor.name, {anchor.name: anchor}, windows=win, notes=moved[1:])
+            facts = gather(store, request, facts, playbook)
         signals = score(facts, playbook)
         ranked = combine(facts, signals, playbook)
     except Exception as exc:  # the fail-open boundary: any store/driver failure becomes a reason

@@ -16,6 +16,9 @@ from .model import MetricsSource
 from .neighbourhood import candidate_names
 from .windows import Windows
 
+UNAVAILABLE = "metrics source unavailable"
+"""How the probes' note begins when the source could not be reached (not asked again)."""
+
 if TYPE_CHECKING:
     from stackgraph.ingest.lanes.telemetry import Span
 
@@ -40,9 +43,7 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
                 if probe is not None:
                     out.setdefault(name, []).append(probe)
         except SourceUnavailable as exc:
-            notes.append(
-                f"metrics source unavailable, {len(names) - i} candidate(s) not probed: {exc}"
-            )
+            notes.append(f"{UNAVAILABLE}, {len(names) - i} candidate(s) not probed: {exc}")
             break
         except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
             notes.append(f"metrics probe for {name!r} failed: {type(exc).__name__}: {exc}")

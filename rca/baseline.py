@@ -1,0 +1,50 @@
+"""A baseline that holds data: when the span before the alert window has none.
+
+The default baseline is the `baseline_span_s` before the alert window. A scrape gap, a
+restarted Prometheus, a service idle overnight or a recording made apart from the incident
+can leave it empty, and then no series can be compared and the plan falls back to topology
+order, silently worse. A comparison needs a baseline, and the newest data the source still
+holds is the best one on offer: the baseline moves back to end where the symptom service's
+series last had data, and the plan's note says how far back that was.
+"""
+
+from __future__ import annotations
+
+import math
+
+from stackgraph.prometheus import MAX_POINTS
+
+from .model import MetricsSource
+from .windows import Windows
+
+RETENTION_S = 15 * 86400.0
+"""How far back to look: Prometheus' default retention (`--storage.tsdb.retention.time`,
+15 d). No separate cut-off: any data the source still keeps beats comparing with nothing."""
+
+
+def recorded_baseline(
+    metrics: MetricsSource, service: str, win: Windows, lookback_s: float = RETENTION_S
+) -> tuple[Windows, str] | None:
+    """`win` with its baseline moved back to end at `service`'s last data before the
+    default baseline, and a note saying so; None when the default baseline has data of
+    `service`, or nothing is recorded in `lookback_s` before the alert window."""
+    b0, b1 = win.baseline
+    span = b1 - b0
+    search = (win.start - lookback_s, win.start)
+    last = -math.inf
+    for kind in metrics.kinds(service, *search):
+        points = metrics.points(service, kind, *search)
+        last = max([last, *(t for t, v in points if math.isfinite(v) and t < win.start)])
+    if not math.isfinite(last) or last >= b0:
+        return None
+    # Prometheus widens the step of so long a range (at most MAX_POINTS a series): end one
+    # such step past the last point seen, never inside the default baseline.
+    step = (search[1] - search[0]) / MAX_POINTS
+    end = min(last + step, b0)
+    moved = Windows(win.alert, (end - span, end))
+    note = (
+        f"no data of {service} in the {span / 60:g} min before the alert window; the "
+        f"baseline is the {span / 60:g} min before its last recorded data, "
+        f"{(win.start - end) / 3600:.1f} h before the alert window"
+    )
+    return moved, note
