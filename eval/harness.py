@@ -198,8 +198,9 @@ def evaluate(
         **{f"{k.removesuffix('_s')}_s_per_case": round(v / n, 3) for k, v in spent.items()},
     }
     notes = [
-        "alert time from the symptom's own series (eval/alerting.py); windows end at the "
-        "next fault; the baseline is the dataset's fault-free window",
+        "alert time from the symptom's own series (eval/alerting.py); the plan's windows are "
+        "the read path's own, from the alert alone (no label: not the dataset's fault-free "
+        "window); every method reads those windows",
         "every baseline ranks the case as read back from Prometheus (eval/replay.observe)"
         + (
             f"; {RELEASES} variants put released services first"

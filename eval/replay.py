@@ -10,7 +10,9 @@ in a graph key of its own:
                     every `LANE_EVERY_S` while the case was recorded (its baseline, then
                     from the fault to the alert; not in a gap between two recordings)
     alert           fired where the symptom's own series say (`alerting.detect_alert`)
-    investigate     `Planner` with `PrometheusMetrics`: the code the API runs
+    investigate     `Planner` with `PrometheusMetrics`: the code the API runs, with its
+                    own windows (the labelled fault start and the dataset's fault-free
+                    window only place the data and the alert, never the plan's baseline)
 
 The writer's clock is the replayed time, so first/last seen and Stale cut-offs are those
 of the incident. Every method then gets the same inputs, read back from the same source
@@ -178,7 +180,6 @@ class Replayer:
             seconds["lanes"] = time.perf_counter() - t
             t = time.perf_counter()
             plan = self.planner(graph, case_alert(case, fired), at=fired.fired_at,
-                                baseline=case.baseline_window,
                                 limit=len(case.services) + 10)  # fmt: skip
             seconds["investigate"] = time.perf_counter() - t
         finally:

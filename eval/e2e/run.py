@@ -152,7 +152,6 @@ class E2ERunner:
             replay_ranking = None
             if arm == "clean":  # what `stackgraph eval` ranks on this graph, for reference
                 plan = self.replayer.planner(graph, alert, at=fired.fired_at,
-                                             baseline=case.baseline_window,
                                              limit=len(case.services) + 10)  # fmt: skip
                 replay_ranking = _ranking([c.service for c in plan.candidates], case.services)
             settings = self.replayer.settings.model_copy(
@@ -233,9 +232,9 @@ def run_e2e(
     notes = [
         f"mode: {mode}",
         "the app plans with `api_investigate_at: fired` (the alert window ends at the alert's "
-        "startsAt, where the agent's tools read up to); its baseline is the read path's own "
-        "(the 20 minutes before the alert window), not the dataset's fault-free window that "
-        "`stackgraph eval` passes: 'replay plan' is that ranking on the same graph",
+        "startsAt, where the agent's tools read up to); 'replay plan' is `stackgraph eval`'s "
+        "ranking in process on the same graph, the same windows: the two differ only if the "
+        "API's path does",
         f"distractor arm: one release of a service whose series stayed in band (not the root "
         f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
         "in its folder of the monorepo and a HelmRelease revision; no telemetry change",

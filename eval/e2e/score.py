@@ -2,8 +2,8 @@
 
 - plan AC@1 / AC@3 (every incident): the API's plan, stored before the agent runs, has the
   root cause first / in its top 3.
-- replay plan AC@1 / AC@3 (clean arm): the same graph ranked in process with the windows
-  `stackgraph eval` uses (the dataset's fault-free baseline), for reference.
+- replay plan AC@1 / AC@3 (clean arm): the same graph ranked in process as `stackgraph
+  eval` ranks it, for reference: what the API adds or loses on the way.
 - conclusion accuracy (every incident): the concluded service is the root cause.
 - coverage (every incident): the incident ended `concluded`, not in insufficient
   evidence, a spent budget, or failed.
