@@ -94,6 +94,9 @@ def rank_baro(case: Case) -> list[str]:
     """Services ranked by RCAEval's BARO (first occurrence of a service's columns)."""
     baro = _load_baro()
     frame, col_service = build_frame(case)
+    before = frame["time"] < case.inject_time
+    if not before.any() or before.all():  # RCAEval cannot split it: no verdict, names only
+        return sorted(case.services)
     out = baro(frame, inject_time=case.inject_time, dataset=case.dataset)
     ranked: list[str] = []
     for col in out["ranks"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -70,6 +71,21 @@ def test_baro_on_synthetic() -> None:
     c = synthetic_case()
     ranks = BASELINES["baro"](c)
     assert sorted(ranks) == sorted(c.services) and ranks[0] == "cart"
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_a_case_without_a_baseline_gets_a_ranking_not_a_crash(name: str) -> None:
+    """The plan's baseline can hold nothing (the first minutes a source ever recorded):
+    every method still answers, with every service once."""
+    if name == "baro":
+        require(HAS_BARO, BARO_NEEDS)
+    c = synthetic_case()
+    alert_only = tuple(
+        replace(m, times=m.times[m.times >= 600], values=m.values[m.times >= 600])
+        for m in c.metrics
+    )
+    ranks = BASELINES[name](replace(c, metrics=alert_only))
+    assert sorted(ranks) == sorted(c.services)
 
 
 def test_accuracy_at() -> None:
