@@ -35,20 +35,27 @@ def run_check(
         hypothesis=suspect,
         status=str(result.status),
         data=dict(result.data) if tool.name.startswith("git_") else {},
-        **read_windows(tool.name, ctx),
+        **read_windows(tool.name, ctx, result),
     )
     sink.ensure(suspect)
     sink.add(ev)
     return result, ev
 
 
-def read_windows(tool: str, ctx: ToolContext) -> dict[str, tuple[float, float] | None]:
-    """The windows a tool's check reads (`READS`), for the evidence record."""
+def read_windows(
+    tool: str, ctx: ToolContext, result: ToolResult | None = None
+) -> dict[str, tuple[float, float] | None]:
+    """The windows a tool's check reads (`READS`), for the evidence record; a tool that
+    compared with another baseline (the plan's, past a gap) says which in its result."""
     reads = READS.get(tool)
     if reads is None:
         return {}
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    return {"window": win.alert, "baseline": win.baseline if reads == WITH_BASELINE else None}
+    base = win.baseline if reads == WITH_BASELINE else None
+    other = result.data.get("baseline_window") if result is not None else None
+    if base is not None and isinstance(other, list) and len(other) == 2:
+        base = (float(other[0]), float(other[1]))
+    return {"window": win.alert, "baseline": base}
 
 
 def _check_key(tool: str, args: Any) -> str:

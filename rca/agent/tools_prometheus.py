@@ -4,7 +4,10 @@ The model picks a *signal* (an enum) and a service; the PromQL is a constant tem
 with the validated service name bound into a string literal and the window length as a
 number, so model text never becomes PromQL syntax. One `query_range` with `step` equal to
 the window gives both numbers: the point at the alert time covers the alert window, the
-point one window earlier covers the baseline.
+point one window earlier covers the baseline. When that earlier point has no data (a
+scrape gap, a recording made apart) and the plan found a baseline that holds some
+(`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
+the result says so: a level judged alone is the weakest verdict this tool gives.
 """
 
 from __future__ import annotations
@@ -94,17 +97,47 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                 points[at].append(number)
     window = max(points["window"], default=None)
     baseline = max(points["baseline"], default=None)
-    facts = {"signal": signal, "window": window, "baseline": baseline, "query": query,
-             "window_s": win.span_s}  # fmt: skip
+    facts: dict[str, Any] = {"signal": signal, "window": window, "baseline": baseline,
+                             "query": query, "window_s": win.span_s}  # fmt: skip
     if window is None:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
+    against = win.describe()
+    older = _plan_baseline(ctx, win)
+    if baseline is None and older is not None:
+        found = _instant(ctx, promql(signal, service, older[1] - older[0]), older[1])
+        if isinstance(found, ToolResult):
+            return found
+        if found is not None:
+            facts.update(baseline=found, baseline_window=list(older))
+            against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
+                       f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
-        f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {win.describe()} "
-        f"({_show(signal, baseline)}) (Prometheus)",
+        f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
+        f"({_show(signal, facts['baseline'])}) (Prometheus)",
         facts,
     )
+
+
+def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None:
+    """The read path's baseline, when the equal span before the window held nothing: the
+    plan found it holds data (moved back past a gap, `rca.baseline`), and one investigation
+    should compare with one baseline rather than judge levels alone."""
+    base = ctx.plan.baseline if ctx.plan is not None else None
+    if base is None or not base[0] < base[1] <= win.start:
+        return None
+    return base
+
+
+def _instant(ctx: ToolContext, query: str, at: float) -> float | ToolResult | None:
+    """The worst value of `query` at `at`, None when nothing was recorded."""
+    data = get_json(str(ctx.prometheus_url), "/api/v1/query",
+                    {"query": query, "time": f"{at:.3f}"}, "Prometheus")  # fmt: skip
+    if isinstance(data, ToolResult):
+        return data
+    values = [_finite(r["value"][1]) for r in data.get("result", []) if "value" in r]
+    return max((v for v in values if v is not None), default=None)
 
 
 def _show(signal: str, value: float | None) -> str:

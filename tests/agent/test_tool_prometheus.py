@@ -15,6 +15,9 @@ from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometh
 from tool_servers import serve_json
 
 from stackgraph.rca.agent import ToolContext, ToolStatus, Verdict, call_tool, default_tools
+from stackgraph.rca.agent.checks import run_check
+from stackgraph.rca.agent.evidence import EvidenceSink
+from stackgraph.rca.model import Plan
 
 POINTS = 240
 CHANGE = 120
@@ -53,7 +56,10 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "checkout": (Phase(0, 0.04), Phase(0, 0.04)),  # healthy; never failed (no failed series)
     "inventory": (Phase(1, 0.05), Phase(1, 0.6)),  # latency 0.15 s -> 1.8 s
     "ledger": (Phase(30, 0.3), Phase(30, 0.3)),  # chronic: 10% errors, ~0.9 s, unchanged
+    "orders": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but recorded with a gap
 }
+GAP = {"orders": range(40, 200)}
+"""Steps not scraped: orders has the first 10 minutes and the last 10 only."""
 
 
 def openmetrics() -> str:
@@ -68,7 +74,8 @@ def openmetrics() -> str:
         total, out = 0.0, []
         for phase, i in step_values[server]:
             total += per_step(phase)
-            out.append((START + i * STEP, total))
+            if i not in GAP.get(server, ()):
+                out.append((START + i * STEP, total))
         return out
 
     for server in SERIES:
@@ -147,6 +154,29 @@ def test_a_chronic_bad_signal_is_inconclusive(promurl: str) -> None:
     latency, verdict = measure(promurl, "ledger", "latency_p95")
     assert latency.data["window"] == pytest.approx(SERIES["ledger"][1].p95(), rel=1e-6)
     assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
+    """The 10 minutes before the last 10 hold no samples; the plan's baseline (its first 10
+    minutes, where the read path moved it) does, and the verdict rests on that rise."""
+    short = 600.0
+    alone = ToolContext(prometheus_url=promurl, at=float(END), window_s=short)
+    result = call_tool(TOOL, alone, {"service": "orders", "signal": "error_rate"})
+    assert result.data["window"] == pytest.approx(0.2, rel=1e-6)
+    assert result.data["baseline"] is None and "baseline_window" not in result.data
+    planned = Plan(anchor="frontend", candidates=[], baseline=(START, START + short))
+    ctx = dataclasses.replace(alone, plan=planned)
+    result = call_tool(TOOL, ctx, {"service": "orders", "signal": "error_rate"})
+    assert result.status == ToolStatus.SUCCESS, result.summary
+    assert result.data["baseline"] == pytest.approx(0.01, rel=1e-6)
+    assert result.data["baseline_window"] == [START, START + short]
+    assert "vs the plan's baseline, 0.7 h earlier" in result.summary
+    assert TOOL.check(result, "orders", float(END), short) == Verdict.SUPPORTS
+    sink = EvidenceSink()
+    _, ev = run_check(TOOL, {"service": "orders", "signal": "error_rate"}, ctx, sink)
+    assert ev is not None and ev.baseline == (START, START + short)
+    with_data = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
+    assert "baseline_window" not in with_data.data  # its own span before had data
 
 
 def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
