@@ -140,9 +140,13 @@ def suggested_tools(kind: str, evidence: list[Evidence], has_logs: bool = False)
     the one offline check that reads those edges' error rate and p95, so the agent's
     floor verifies what the plan ranked on even with no Prometheus, cluster or Git. A
     candidate the log source has lines of (`has_logs`), or log evidence for, gets
-    `loki_query`: its error lines then and before, from Loki or the same log files.
+    `loki_query`: its error lines then and before, from Loki or the same log files. A
+    candidate whose CPU or memory left its band gets that signal measured too.
     """
     tools = ["prometheus_query"]
+    for resource in ("cpu", "memory"):  # what the anomaly rose on, as the agent can see it
+        if any(e.signal == "anomaly" and f"/{resource}/" in f"{e.ref}/" for e in evidence):
+            tools.append(f"prometheus_query:{resource}")
     if any(e.signal == "telemetry" for e in evidence):
         tools.insert(0, "query_stack_graph")
     if has_logs or any(e.signal == "logs" for e in evidence):

@@ -35,6 +35,14 @@ PROMQL: dict[str, str] = {
     "restarts": (
         'sum(increase(kube_pod_container_status_restarts_total{pod=~"<<re>>-.+"}[<<w>>s]))'
     ),
+    "cpu": (
+        'sum(rate(container_cpu_usage_seconds_total{pod=~"<<re>>-.+", container!="",'
+        ' container!="POD"}[<<w>>s]))'
+    ),
+    "memory": (
+        'sum(avg_over_time(container_memory_working_set_bytes{pod=~"<<re>>-.+", container!="",'
+        ' container!="POD"}[<<w>>s]))'
+    ),
 }
 """signal → PromQL; `<<s>>` the service name, `<<re>>` its regex-escaped form, `<<w>>` the
 window in whole seconds. `or vector(0)`: Tempo creates the failed counter on the first
@@ -48,6 +56,10 @@ ERROR_RISE = 2.0
 P95_RISE = 1.5
 """p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
 P95_RISE_MIN_S = 0.1
+RESOURCE_RISE = 2.0
+"""CPU cores or working-set bytes at least doubled vs the baseline supports: the doubling is
+the read path's unit of change (`rca.series`). Resources have no healthy level without the
+pod's limits, so nothing here refutes: a service can fail without using more."""
 P95_STEADY = 1.2
 P95_OK_S = 0.5
 """p95 under this and at most P95_STEADY times the baseline's refutes."""
@@ -145,6 +157,10 @@ def _show(signal: str, value: float | None) -> str:
         return "no data"
     if signal == "error_rate":
         return f"{100 * value:.3g}%"
+    if signal == "cpu":
+        return f"{value:.3g} cores"
+    if signal == "memory":
+        return f"{value / 2**20:.0f} MiB"
     if signal == "latency_p95":
         return f"{1000 * value:.0f} ms"
     return f"{value:.0f}"
@@ -175,6 +191,9 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
         if w <= P95_STEADY * b and w < P95_OK_S:
             return Verdict.REFUTES
         return Verdict.INCONCLUSIVE
+    if signal in {"cpu", "memory"}:
+        rose = b is not None and b > 0 and w >= RESOURCE_RISE * b
+        return Verdict.SUPPORTS if rose else Verdict.INCONCLUSIVE
     # restarts: any restart in the window, more than in the baseline
     if w >= 1 and w > (b or 0.0):
         return Verdict.SUPPORTS
@@ -187,7 +206,7 @@ def prometheus_tool() -> Tool:
         description=(
             "Measure one signal of a service in Prometheus in the alert window and in the "
             "window before it: error_rate (failed/total calls into it), latency_p95 "
-            "(seconds), restarts (pod restarts)."
+            "(seconds), restarts (pod restarts), cpu (cores), memory (working-set bytes)."
         ),
         parameters={
             "type": "object",

@@ -38,12 +38,15 @@ def every_suggestion() -> set[str]:
         for picked in itertools.combinations(refs, n):
             evidence = [Evidence("change", "changed", "Git", ref=r) for r in picked]
             out.update(suggested_tools(kind, evidence))
+    for ref in ("payment/cpu/cpu", "payment/memory/memory", "payment/latency/from:web"):
+        out.update(suggested_tools("Service", [Evidence("anomaly", "rose", "Prometheus", ref=ref)]))
     return out
 
 
 def test_every_read_path_suggestion_is_accepted_by_the_floor() -> None:
     emitted = every_suggestion()
     assert {"prometheus_query", "k8s_events", "git_log", "flux_status"} <= emitted
+    assert {"prometheus_query:cpu", "prometheus_query:memory"} <= emitted
     for spec in sorted(emitted):
         assert suggestion_problem(TOOLS, spec, "payment") is None, spec
         name, _, arg = spec.partition(":")
@@ -52,7 +55,7 @@ def test_every_read_path_suggestion_is_accepted_by_the_floor() -> None:
 
 def test_bad_suggestions_are_named() -> None:
     assert "no tool named 'kubectl'" in str(suggestion_problem(TOOLS, "kubectl"))
-    assert "must be one of" in str(suggestion_problem(TOOLS, "prometheus_query:cpu"))
+    assert "must be one of" in str(suggestion_problem(TOOLS, "prometheus_query:disk"))
     assert "takes no ':x'" in str(suggestion_problem(TOOLS, "k8s_events:x"))
     assert "must match" in str(suggestion_problem(TOOLS, 'loki_query:a"b'))
     assert suggestion_problem(TOOLS, "prometheus_query:latency_p95") is None
@@ -94,7 +97,7 @@ def test_the_floor_runs_the_read_path_suggestions(kube: FakeKube) -> None:
     deploy = [Evidence("change", "deployed", "Flux", ref="Deploy:payment@1.4.3")]
     plan = Plan("checkout", [
         Candidate("payment", 0.8, {"blame": 0.8}, [["checkout", "payment"]],
-                  suggested_tools=(*suggested_tools("Service", deploy), "prometheus_query:cpu")),
+                  suggested_tools=(*suggested_tools("Service", deploy), "prometheus_query:disk")),
         Candidate("cart", 0.4, {"blame": 0.4}, [["checkout", "cart"]],
                   suggested_tools=suggested_tools("Service", [])),
     ])  # fmt: skip
@@ -109,6 +112,6 @@ def test_the_floor_runs_the_read_path_suggestions(kube: FakeKube) -> None:
     }
     assert payment.state == HypothesisState.VALIDATED
     assert run.conclusion == "payment"
-    assert any("floor skipped suggested tool 'prometheus_query:cpu'" in e for e in run.events)
+    assert any("floor skipped suggested tool 'prometheus_query:disk'" in e for e in run.events)
     cart = run.sink.hypotheses["cart"]
     assert [(e.tool, str(e.verdict)) for e in cart.evidence] == [("k8s_events", "inconclusive")]

@@ -58,6 +58,9 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "ledger": (Phase(30, 0.3), Phase(30, 0.3)),  # chronic: 10% errors, ~0.9 s, unchanged
     "orders": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but recorded with a gap
 }
+CORES = {False: 0.1, True: 0.5}
+"""payment's CPU (cores) before and in the alert window; its memory stays at MEMORY bytes."""
+MEMORY = 3 * 2**28
 GAP = {"orders": range(40, 200)}
 """Steps not scraped: orders has the first 10 minutes and the last 10 only."""
 
@@ -96,6 +99,13 @@ def openmetrics() -> str:
         for t, v in cumulative(server, lambda p: PER_STEP):
             lines.append(f'{hist}_bucket{{{labels},le="+Inf"}} {v} {t}')
             lines.append(f"{hist}_count{{{labels}}} {v} {t}")
+    pod = 'namespace="shop",pod="payment-5d9c7b8f6d-x2x4q",container="payment"'
+    lines.append("# TYPE container_cpu_usage_seconds_total counter")
+    for t, v in cumulative("payment", lambda p: STEP * CORES[p is SERIES["payment"][1]]):
+        lines.append(f"container_cpu_usage_seconds_total{{{pod}}} {v} {t}")
+    lines.append("# TYPE container_memory_working_set_bytes gauge")
+    for i in range(POINTS):
+        lines.append(f"container_memory_working_set_bytes{{{pod}}} {MEMORY} {START + i * STEP}")
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
 
@@ -177,6 +187,16 @@ def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
     assert ev is not None and ev.baseline == (START, START + short)
     with_data = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
     assert "baseline_window" not in with_data.data  # its own span before had data
+
+
+def test_cpu_that_rose_supports_and_steady_memory_says_nothing(promurl: str) -> None:
+    cpu, verdict = measure(promurl, "payment", "cpu")
+    assert cpu.data["window"] == pytest.approx(0.5, rel=1e-6)
+    assert cpu.data["baseline"] == pytest.approx(0.1, rel=1e-6)
+    assert verdict == Verdict.SUPPORTS and "cpu 0.5 cores" in cpu.summary
+    memory, verdict = measure(promurl, "payment", "memory")
+    assert memory.data["window"] == memory.data["baseline"] == MEMORY
+    assert verdict == Verdict.INCONCLUSIVE and "768 MiB" in memory.summary  # never refutes
 
 
 def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
