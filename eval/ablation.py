@@ -1,12 +1,13 @@
 """What each scorer adds: from one plan, the ranking fused without each voter
 (`stackgraph-<scorer>`) and each voter's own ranking (`<scorer> alone`). Each candidate's
-breakdown holds every vote, so the fusion is re-run on the same votes, not re-investigated."""
+breakdown holds every vote and the plan's program names each voter's source and the
+priors, so the fusion is re-run on the same votes, not re-investigated."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from stackgraph.rca import DEFAULT, Plan, Playbook
+from stackgraph.rca import Plan
 from stackgraph.rca.fusion import by_source, rrf
 from stackgraph.rca.pipeline import ranked
 from stackgraph.rca.scorers import Signal
@@ -14,29 +15,31 @@ from stackgraph.rca.scorers import Signal
 __all__ = ["ablations"]
 
 
-def _ranking(
-    plan: Plan, voters: Sequence[str], services: Sequence[str], playbook: Playbook
-) -> list[str]:
+def _roles(plan: Plan) -> tuple[Mapping[str, str], list[str]]:
+    fusion = dict(plan.program.get("fusion") or {})
+    return dict(fusion.get("sources") or {}), list(fusion.get("priors") or [])
+
+
+def _ranking(plan: Plan, voters: Sequence[str], services: Sequence[str]) -> list[str]:
+    sources, priors = _roles(plan)
     signals = {
         v: Signal(v, {c.service: c.signals[v] for c in plan.candidates if v in c.signals},
                   covered=frozenset(plan.coverage[v]) if v in plan.coverage else None)
         for v in voters
     }  # fmt: skip
     names = [c.service for c in plan.candidates]
-    fused = by_source(signals, voters, playbook.sources, names)
+    fused = by_source(signals, voters, sources, names)
     views = rrf(signals, voters, names)
-    priors = [{c.service: c.signals.get(p, 0.0) for c in plan.candidates} for p in playbook.priors]
-    order = ranked(names, fused, views, priors)  # the plan's own rule, outside services after
+    prior = [{c.service: c.signals.get(p, 0.0) for c in plan.candidates} for p in priors]
+    order = ranked(names, fused, views, prior)  # the plan's own rule, outside services after
     return order + sorted(s for s in services if s not in set(names))
 
 
-def ablations(
-    plan: Plan, services: Sequence[str], playbook: Playbook = DEFAULT
-) -> dict[str, list[str]]:
-    """`stackgraph-<v>` and `<v> alone` for every voter v of the playbook."""
+def ablations(plan: Plan, services: Sequence[str]) -> dict[str, list[str]]:
+    """`stackgraph-<v>` and `<v> alone` for every voter v of the plan's program."""
+    voters = list(_roles(plan)[0])
     out: dict[str, list[str]] = {}
-    for v in playbook.voters:
-        out[f"stackgraph-{v}"] = _ranking(plan, [u for u in playbook.voters if u != v],
-                                          services, playbook)  # fmt: skip
-        out[f"{v} alone"] = _ranking(plan, [v], services, playbook)
+    for v in voters:
+        out[f"stackgraph-{v}"] = _ranking(plan, [u for u in voters if u != v], services)
+        out[f"{v} alone"] = _ranking(plan, [v], services)
     return out

@@ -118,7 +118,9 @@ def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -
     notes = [*replay.notes, *replay.plan.notes]
     fail_open = (replay.plan.reason or "no candidates") if replay.failed_open else None
     votes = {c.service: dict(c.signals) for c in replay.plan.candidates} if ablation else {}
-    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes, votes)
+    attempts = [a.as_dict() for a in replay.attempts]
+    return CaseResult(replay.case, ranks, seconds, replay.alert, fail_open, notes, votes,
+                      attempts)  # fmt: skip
 
 
 @contextmanager
@@ -159,9 +161,11 @@ def evaluate(
     limit: int | None = None,
     progress: Progress | None = None,
     ablation: bool = False,
+    attempts: int = 3,
 ) -> dict[str, Any]:
     """The scorecard of StackGraph and every baseline on the same cases, in one run; with
-    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`)."""
+    `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`);
+    `attempts`: stages of `rca.programs` per case, for Accuracy@3,i (0: none)."""
     cases = load(name, path, adapter)[:limit]
     manifests_root = manifests_root or manifests_beside(path)
     cases = place(cases)
@@ -170,7 +174,8 @@ def evaluate(
     skipped: list[dict[str, str]] = []
     spent: dict[str, float] = {}
     with dataset_prometheus(cases, settings, spent) as (sources, stats):
-        replayer = Replayer(store, settings.model_copy(update=sources), manifests_root)
+        replayer = Replayer(store, settings.model_copy(update=sources), manifests_root,
+                            attempts=attempts)  # fmt: skip
         try:
             for i, case in enumerate(cases):
                 if progress is not None:

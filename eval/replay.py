@@ -13,6 +13,9 @@ in a graph key of its own:
     investigate     `Planner` with `PrometheusMetrics`: the code the API runs, with its
                     own windows (the labelled fault start and the dataset's fault-free
                     window only place the data and the alert, never the plan's baseline)
+    attempts        stages 1-3 of `rca.programs` on the same engine, each tried only when
+                    the one before missed the root cause in its top 3 (feedback "wrong"):
+                    Accuracy@3,i
 
 The writer's clock is the replayed time, so first/last seen and Stale cut-offs are those
 of the incident. Every method then gets the same inputs, read back from the same source
@@ -37,6 +40,10 @@ from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor, run_lanes
 from stackgraph.rca import Alert, Plan, Planner
 from stackgraph.rca.model import EDGE_PREFIX, MetricsSource
+from stackgraph.rca.programs import Engine, Operator, playbook
+from stackgraph.rca.programs.attempts import AttemptRecord, escalate, with_operator
+from stackgraph.rca.programs.model_stages import ModelClient
+from stackgraph.rca.programs.synthesis import Check, CustomLibrary
 from stackgraph.rca.sources import PrometheusMetrics
 from stackgraph.store import GraphStore
 
@@ -93,6 +100,32 @@ def observe(source: MetricsSource, case: Case, plan: Plan, at: float) -> Case:
     )
 
 
+def admission_checks(
+    engine: Engine, case: Case, replayed: list[tuple[Engine, Case]]
+) -> tuple[Check, Check]:
+    """Stage 3's admission on replay: the operator must put this case's root cause in the
+    top 3 of the default program with it, and must not lower AC@1 over the cases replayed
+    so far (each re-ranked from its engine's cache, the operator the only new part)."""
+    default = playbook("default")
+
+    def top(e: Engine, op: Operator | None, k: int) -> list[str]:
+        if op is not None:
+            e.library = {**e.library, op.name: op}
+        run = e.run(with_operator(default, op.name) if op is not None else default)
+        return [c.service for c in run.answer.candidates[:k]]
+
+    def resolves(op: Operator) -> tuple[bool, dict[str, Any]]:
+        got = top(engine, op, 3)
+        return case.root_cause in got, {"case": case.case_id, "top": got}
+
+    def no_regression(op: Operator) -> tuple[bool, dict[str, Any]]:
+        before = sum(top(e, None, 1) == [c.root_cause] for e, c in replayed)
+        after = sum(top(e, op, 1) == [c.root_cause] for e, c in replayed)
+        return after >= before, {"cases": len(replayed), "ac1_before": before, "ac1_after": after}
+
+    return resolves, no_regression
+
+
 @dataclass
 class Replay:
     """One case's outcome: StackGraph's ranking, the plan, and what every method saw."""
@@ -104,6 +137,7 @@ class Replay:
     observed: Case
     seconds: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    attempts: list[AttemptRecord] = field(default_factory=list)
 
     @property
     def failed_open(self) -> bool:
@@ -119,6 +153,8 @@ class Replayer:
     """Settings with `prometheus_url` pointing at the server holding the dataset."""
     manifests_root: Path | None = None
     keep_graphs: bool = False
+    attempts: int = 3
+    """Attempts per case for Accuracy@3,i (stages 1-3); 0: none."""
     planner: Planner = field(init=False)
     metrics: PrometheusMetrics = field(init=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
@@ -127,6 +163,10 @@ class Replayer:
     def __post_init__(self) -> None:
         self.metrics = PrometheusMetrics.from_settings(self.settings)
         self.planner = Planner.from_settings(self.settings)
+        host = self.settings.ollama_host
+        self.model = ModelClient(host, self.settings.agent_model) if host else None
+        self.custom = CustomLibrary()
+        self._replayed: list[tuple[Engine, Case]] = []
 
     def close(self) -> None:
         self.metrics.close()
@@ -179,9 +219,12 @@ class Replayer:
                 notes = self.lanes(graph, case, fired.fired_at, Path(tmp))
             seconds["lanes"] = time.perf_counter() - t
             t = time.perf_counter()
-            plan = self.planner(graph, case_alert(case, fired), at=fired.fired_at,
-                                limit=len(case.services) + 10)  # fmt: skip
+            alert = case_alert(case, fired)
+            inv = self.planner.investigation(graph, alert, at=fired.fired_at,
+                                             limit=len(case.services) + 10)  # fmt: skip
+            plan = inv.plan(self.planner.program)
             seconds["investigate"] = time.perf_counter() - t
+            attempts = self._attempts(inv, alert, case) if plan.candidates else []
         finally:
             if not self.keep_graphs:
                 with GraphIngestor(graph, who="eval") as writer:
@@ -193,4 +236,18 @@ class Replayer:
         unranked = sorted(s for s in case.services if s not in ranked)
         if unranked and plan.candidates:
             notes.append(f"{len(unranked)} service(s) outside the plan, appended by name")
-        return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes)
+        return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes, attempts)
+
+    def _attempts(self, inv: Any, alert: Alert, case: Case) -> list[AttemptRecord]:
+        """Stages 1-3 on the plan's engine; feedback is the label (the top 3 missed it).
+        With a model, stage 3's admission replays this case and every case replayed so far
+        (their engines are kept for it, cache and all: memory grows with the dataset)."""
+        engine = inv.engine()
+        if self.attempts <= 0 or isinstance(engine, str):
+            return []
+        admission = None
+        if self.model is not None:
+            self._replayed.append((engine, case))
+            admission = admission_checks(engine, case, self._replayed)
+        return escalate(engine, alert, lambda top: case.root_cause not in top,
+                        self.attempts, self.model, self.custom, admission)  # fmt: skip

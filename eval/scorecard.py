@@ -31,6 +31,8 @@ class CaseResult:
     notes: list[str] = field(default_factory=list)
     votes: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each candidate's breakdown, per scorer (kept with `--ablation`)."""
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    """Stages 1-3 on this case (`rca.programs.attempts`), as dicts."""
 
 
 def metrics(ranks: Sequence[Sequence[str]], truths: Sequence[str]) -> dict[str, float]:
@@ -70,6 +72,32 @@ def _alerts(results: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
+def attempts_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """Accuracy@3,i (the root cause in the top 3 within i attempts) for i = 1..the most
+    attempts made, beside the default program's AC@3, and each stage's use and mean cost."""
+    tried = [r for r in results if r.attempts]
+    if not tried:
+        return {}
+    most = max(len(r.attempts) for r in tried)
+    n = len(results)
+    acc = {f"acc@3,{i}": round(sum(any(a["sufficient"] for a in r.attempts[:i])
+                                   for r in tried) / n, 4)
+           for i in range(1, most + 1)}  # fmt: skip
+    default_ac3 = sum(0 < rank_of(r.ranks["stackgraph"], r.case.root_cause) <= 3 for r in results)
+    stages: dict[str, dict[str, float]] = {}
+    for stage in sorted({a["stage"] for r in tried for a in r.attempts}):
+        runs = [a for r in tried for a in r.attempts if a["stage"] == stage]
+        stages[str(stage)] = {
+            "attempts": len(runs),
+            "sufficient": sum(a["sufficient"] for a in runs),
+            **{f"mean_{k}": round(sum(a["cost"].get(k, 0.0) for a in runs) / len(runs), 4)
+               for k in ("seconds", "graph_rows", "metric_points")},
+        }  # fmt: skip
+    programs = Counter(a["program"] for r in tried for a in r.attempts[:1])
+    return {**acc, "default_ac3": round(default_ac3 / n, 4), "stages": stages,
+            "stage1_programs": dict(programs)}  # fmt: skip
+
+
 def scorecard(
     dataset: str,
     results: Sequence[CaseResult],
@@ -107,6 +135,7 @@ def scorecard(
             {"case_id": r.case.case_id, "reason": r.fail_open} for r in results if r.fail_open
         ],
         "cost": dict(cost or {}),
+        "attempts": attempts_summary(results),
         "notes": list(notes),
         "skipped": list(skipped),
         "cases": [
@@ -124,6 +153,7 @@ def scorecard(
                 "ranks": {name: rank_of(r.ranks[name], r.case.root_cause) for name in names},
                 "notes": r.notes,
                 **({"votes": r.votes} if r.votes else {}),
+                **({"attempts": r.attempts} if r.attempts else {}),
             }
             for r in results
         ],
@@ -166,6 +196,18 @@ def markdown(card: Mapping[str, Any]) -> str:
     ]
     if card["cost"]:
         lines.append("Cost: " + ", ".join(f"{k} {v}" for k, v in card["cost"].items()))
+    at = card.get("attempts") or {}
+    if at:
+        acc = ", ".join(f"Accuracy@3,{k.split(',')[1]} {100 * v:.1f}" for k, v in at.items()
+                        if k.startswith("acc@3,"))  # fmt: skip
+        lines.append(f"Program stages: {acc} (the default program's AC@3 "
+                     f"{100 * at['default_ac3']:.1f}); stage 1 chose "
+                     f"{at['stage1_programs']}")  # fmt: skip
+        for stage, st in at["stages"].items():
+            lines.append(f"- stage {stage}: {st['attempts']} attempt(s), {st['sufficient']} "
+                         f"found the root cause; mean {st['mean_seconds']} s, "
+                         f"{st['mean_graph_rows']} graph rows, {st['mean_metric_points']} "
+                         "metric points")  # fmt: skip
     if card["skipped"]:
         lines.append(f"Skipped cases: {len(card['skipped'])}")
         lines += [f"- {s['case_id']}: {s['reason']}" for s in card["skipped"]]

@@ -8,7 +8,7 @@ plan.candidates[0].service, plan.candidates[0].signals, plan.candidates[0].evide
 from .anchor import anchor_names, pod_base_names
 from .clock import parse_time
 from .collect import GENERATORS
-from .investigate import investigate, windows_for
+from .investigate import Investigation, investigate
 from .model import (
     EDGE_PREFIX,
     Alert,
@@ -20,25 +20,27 @@ from .model import (
     Plan,
 )
 from .neighbourhood import clamp_hops
-from .pipeline import DEFAULT, PLAYBOOKS, SCORERS, Playbook, combine
+from .pipeline import combine
 from .planner import Planner
+from .programs import DEFAULT_PROGRAM, Program, ProgramError
 from .scorers import Signal
+from .windows import windows_for
 
 __all__ = [
-    "DEFAULT",
+    "DEFAULT_PROGRAM",
     "EDGE_PREFIX",
     "GENERATORS",
-    "PLAYBOOKS",
-    "SCORERS",
     "Alert",
     "Candidate",
     "Evidence",
+    "Investigation",
     "LogLine",
     "LogSource",
     "MetricsSource",
     "Plan",
     "Planner",
-    "Playbook",
+    "Program",
+    "ProgramError",
     "Signal",
     "anchor_names",
     "clamp_hops",

@@ -69,6 +69,9 @@ class Plan:
     """What was partial: failed probes, truncated neighbourhoods, stale facts."""
     coverage: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """Per scorer whose data reached only some candidates: those it reached."""
+    program: Mapping[str, Any] = field(default_factory=dict)
+    """The program that produced it (`rca.investigate.program_view`): its bindings, the
+    values chosen for `auto` parameters, the fusion's roles, the cost of each binding."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +102,8 @@ class Plan:
                    hops=int(d.get("hops", 2)), window=span(d.get("window")),
                    baseline=span(d.get("baseline")), notes=tuple(d.get("notes") or ()),
                    coverage={str(k): [str(n) for n in v]
-                             for k, v in dict(d.get("coverage") or {}).items()})  # fmt: skip
+                             for k, v in dict(d.get("coverage") or {}).items()},
+                   program=dict(d.get("program") or {}))  # fmt: skip
 
 
 EDGE_PREFIX = "from:"

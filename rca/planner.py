@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from stackgraph.config import Settings
 from stackgraph.store import GraphReader
 
-from .investigate import investigate
+from .investigate import Investigation
 from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
-from .pipeline import DEFAULT, Playbook
+from .programs import DEFAULT_PROGRAM, Program
 from .sources import logs_from_settings, metrics_from_settings, spans_from_settings
 
 
@@ -25,12 +25,28 @@ class Planner:
     hops: int = 4
     logs: LogSource | None = None
     spans: SpanSource | None = None
-    playbook: Playbook = DEFAULT
+    program: Program = DEFAULT_PROGRAM
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Planner:
         return cls(metrics_from_settings(settings), settings.investigate_hops,
                    logs_from_settings(settings), spans_from_settings(settings))  # fmt: skip
+
+    def investigation(
+        self,
+        store: GraphReader,
+        alert: Alert,
+        *,
+        at: float | None = None,
+        baseline: tuple[float, float] | None = None,
+        limit: int = 10,
+        as_of: float | None = None,
+        hops: int | None = None,
+    ) -> Investigation:
+        """The alert's investigation with what the deployment configured: its programs
+        share one engine (later attempts reuse what earlier ones read)."""
+        return Investigation(store, alert, at, self.metrics, self.logs, self.spans,
+                             hops or self.hops, limit, baseline, as_of)  # fmt: skip
 
     def __call__(
         self,
@@ -42,10 +58,8 @@ class Planner:
         limit: int = 10,
         as_of: float | None = None,
         hops: int | None = None,
+        program: Program | None = None,
     ) -> Plan:
-        return investigate(
-            store, alert, at=at, metrics=self.metrics, logs=self.logs, spans=self.spans,
-            hops=hops or self.hops,
-            limit=limit,
-            playbook=self.playbook, baseline=baseline, as_of=as_of,
-        )  # fmt: skip
+        inv = self.investigation(store, alert, at=at, baseline=baseline, limit=limit,
+                                 as_of=as_of, hops=hops)  # fmt: skip
+        return inv.plan(program or self.program)

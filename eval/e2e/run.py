@@ -105,7 +105,7 @@ class E2ERunner:
     def __init__(self, store: GraphStore, settings: Settings, manifests_root: Path | None,
                  timeout_s: float) -> None:  # fmt: skip
         self.store = store
-        self.replayer = Replayer(store, settings, manifests_root)
+        self.replayer = Replayer(store, settings, manifests_root, attempts=0)
         self.token = secrets.token_urlsafe(24)
         self.timeout_s = timeout_s
         self.run_id = uuid.uuid4().hex[:8]

@@ -23,9 +23,9 @@ from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
 from stackgraph.rca.anchor import resolve_anchor
+from stackgraph.rca.collect import GENERATORS
 from stackgraph.rca.facts import Facts, Request
-from stackgraph.rca.investigate import windows_for
-from stackgraph.rca.pipeline import DEFAULT, gather
+from stackgraph.rca.windows import windows_for
 from stackgraph.store import GraphStore
 
 T0 = 1_800_000_000.0
@@ -66,11 +66,13 @@ def generate(
 
 def read_part(store: GraphStore, alert: Alert, at: float) -> int:
     """What `investigate` reads from the store (anchor + generators), without scoring."""
-    win = windows_for(alert, at, DEFAULT)
+    win = windows_for(alert, at)
     anchor, why = resolve_anchor(store, alert)
     assert anchor is not None, why
     facts = Facts(anchor=anchor.name, nodes={anchor.name: anchor}, windows=win)
-    facts = gather(store, Request(alert, win, 2, 10, None), facts, DEFAULT)
+    req = Request(alert, win, 2, 10, None)
+    for generate in GENERATORS.values():  # the default program's generators, in its order
+        facts = generate(store, req, facts)
     return len(facts.nodes)
 
 

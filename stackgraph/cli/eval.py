@@ -43,6 +43,10 @@ def eval_cmd(
     ablation: Annotated[
         bool, typer.Option(help="Also StackGraph without each scorer, and each scorer alone.")
     ] = False,
+    attempts: Annotated[
+        int,
+        typer.Option(help="Attempts per case for Accuracy@3,i (program stages 1-3; 0: none)."),
+    ] = 3,
 ) -> None:
     """AC@1/3/5, Avg@5 and MRR of StackGraph and every baseline on the same cases, through
     the product path: the dataset in a real Prometheus (Debian's prometheus + promtool),
@@ -64,7 +68,8 @@ def eval_cmd(
             bar.update(task, completed=done, total=total, description=f"replay {case_id}")
 
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
-                        progress=progress, ablation=ablation)  # fmt: skip
+                        progress=progress, ablation=ablation,
+                        attempts=max(0, attempts))  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

@@ -23,7 +23,7 @@ from stackgraph.eval.replay import case_alert
 from stackgraph.eval.scorecard import CaseResult, markdown, metrics, scorecard
 from stackgraph.eval.seeded import load_seeded
 from stackgraph.ingest import run_lanes
-from stackgraph.rca import DEFAULT
+from stackgraph.rca.programs import BUILTIN, DEFAULT_PROGRAM, fusion_roles
 from stackgraph.store import GraphStore
 
 T0 = 1_767_225_600.0
@@ -178,16 +178,16 @@ def test_ablation_refuses_the_same_votes_without_each_scorer() -> None:
     def cand(name: str, **votes: float) -> Candidate:
         return Candidate(name, 0.0, {"topology": 0.5, **votes})
 
+    sources, priors = fusion_roles(DEFAULT_PROGRAM, BUILTIN)
     plan = Plan("web", [cand("db", anomaly=0.9, onset=1.0), cand("api", anomaly=0.5, blame=0.4),
-                        cand("web", blame=0.9, onset=2.0)])  # fmt: skip
+                        cand("web", blame=0.9, onset=2.0)],
+                program={"fusion": {"sources": sources, "priors": priors}})  # fmt: skip
     got = ablations(plan, ["api", "cache", "db", "web"])
     assert got["anomaly alone"] == ["db", "api", "web", "cache"]  # outside the plan: last
     assert got["onset alone"] == ["web", "db", "api", "cache"]
     assert got["stackgraph-blame"][:2] == ["db", "web"]  # anomaly + onset
     assert got["stackgraph-onset"][0] == "api"  # anomaly + blame
-    assert set(got) == {f"stackgraph-{v}" for v in DEFAULT.voters} | {
-        f"{v} alone" for v in DEFAULT.voters
-    }
+    assert set(got) == {f"stackgraph-{v}" for v in sources} | {f"{v} alone" for v in sources}
 
 
 def test_fusion_counts_each_data_source_once() -> None:

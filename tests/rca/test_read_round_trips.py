@@ -6,7 +6,7 @@ from stackgraph.eval.records import DeployEvent, deploy_records, edge_stat_recor
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.telemetry import EdgeStat
 from stackgraph.rca import Alert, investigate
-from stackgraph.rca.pipeline import DEFAULT
+from stackgraph.rca.programs import parse
 from stackgraph.store import GraphStore
 
 T0 = 1_800_000_000.0
@@ -36,12 +36,17 @@ def test_default_playbook_reads_three_times_with_the_same_facts(store: GraphStor
     assert by_name["edge"].position == "upstream"
     assert by_name["payment"].paths == (("frontend", "checkout", "payment"),)
     assert any(e.signal == "change" for e in by_name["payment"].evidence)
-    # a playbook without khop/callers still reads its own parts
+    # a program without khop/callers still reads its own parts
+    changes_only = parse({"program": "changes-only", "bindings": [
+        {"name": "window", "op": "windows"},
+        {"name": "me", "op": "anchor"},
+        {"name": "releases", "op": "changes", "args": ["me"]},
+        {"name": "facts", "op": "merge", "args": ["me", "window", "releases"]},
+        {"name": "change", "op": "change", "args": ["facts"]},
+        {"name": "answer", "op": "fuse", "args": ["facts", "change"]},
+    ]})  # fmt: skip
     alone = investigate(
-        store,
-        Alert({"service": "payment"}, starts_at=T0),
-        at=T0 + 600,
-        playbook=DEFAULT.with_(name="changes-only", generators=("changes", "history")),
+        store, Alert({"service": "payment"}, starts_at=T0), at=T0 + 600, program=changes_only
     )
     assert [c.service for c in alone.candidates] == ["payment"]
     assert any(e.signal == "change" for e in alone.candidates[0].evidence)
