@@ -131,6 +131,7 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
                      "conclusion": run.conclusion or ""}  # fmt: skip
     batch.nodes.append(NodeRecord("Incident", incident_ref.key, incident, SYNTHETIC, shadow_status))
     batch.edges.append(EdgeRecord("TRIGGERED", alert_ref, incident_ref, {}, SYNTHETIC))
+    batch.extend(program_records(outcome.plan, incident_ref))
     if symptom_exists:
         batch.edges += [
             EdgeRecord("FIRED_ON", alert_ref, symptom, {}, "Prometheus"),
@@ -171,6 +172,24 @@ def outcome_records(outcome: IncidentOutcome, symptom_exists: bool = True) -> Re
         batch.edges.append(EdgeRecord("ROOT_CAUSED_BY", incident_ref, _svc(cause, hyp.kind), {
             "outcome": "wrong" if overruled else outcome.feedback, "shadow": outcome.shadow,
             "by": "agent"}, SYNTHETIC, status, conf))  # fmt: skip
+    return batch
+
+
+def program_records(plan: Plan | None, incident_ref: NodeRef) -> RecordBatch:
+    """The program that produced the incident's plan: a `Program` node keyed by what it
+    computes (its digest), shared by every incident it planned, and PLANNED_WITH."""
+    batch = RecordBatch()
+    view = dict(plan.program) if plan is not None else {}
+    if not view.get("digest"):
+        return batch
+    key = {"digest": str(view["digest"])}
+    bindings = {"program": view.get("program"), "bindings": view.get("bindings", [])}
+    batch.nodes.append(NodeRecord("Program", key, {
+        "name": str(view.get("program", "")), "origin": str(view.get("origin", "")),
+        "program_json": json.dumps(bindings, sort_keys=True),
+    }, SYNTHETIC))  # fmt: skip
+    batch.edges.append(EdgeRecord("PLANNED_WITH", incident_ref, NodeRef("Program", key), {
+        "chosen_json": json.dumps(view.get("chosen", {}), sort_keys=True)}, SYNTHETIC))  # fmt: skip
     return batch
 
 

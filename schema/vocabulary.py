@@ -57,6 +57,17 @@ LABELS: dict[str, LabelSpec] = {
             description="A stage repair that paid on an alert signature (audit repair memory).",
         ),
         LabelSpec(
+            "Program",
+            ("digest",),
+            description="An investigation program (E4): its bindings as JSON, name and origin.",
+        ),
+        LabelSpec(
+            "Operator",
+            ("name",),
+            description="A synthesised operator admitted to the program library: its code, "
+            "parameters, uses and admission evidence.",
+        ),
+        LabelSpec(
             "MemoryEpisode",
             ("incident_fingerprint", "version"),
             fulltext=("text",),
@@ -114,5 +125,6 @@ EDGES: dict[str, EdgeSpec] = {
         EdgeSpec("REFERS_TO", ("MemoryEntity",), _ANY, description="entity -> world-model node"),
         EdgeSpec("TRIGGERED", ("Alert",), ("Incident",)),
         EdgeSpec("REPAIRED_BY", ("Incident",), ("Repair",), description="gain"),
+        EdgeSpec("PLANNED_WITH", ("Incident",), ("Program",), description="the plan's program"),
     )
 }

@@ -7,10 +7,12 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sgtest import IN_CI as IN_CI
 from sgtest import REPO as REPO
+from sgtest import ScriptedModel, serve_http
 from sgtest import require as require
 
 from stackgraph.config import Settings, load_settings
@@ -66,3 +68,17 @@ def examples(tmp_path: Path) -> Path:
     dst = tmp_path / "examples"
     shutil.copytree(REPO / "examples", dst)
     return dst
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedModel]:
+    model = ScriptedModel([])
+
+    def chat(path: str, body: Any) -> tuple[int, Any]:
+        if path != "/api/chat":
+            return 404, f"no route {path}"
+        return 200, model.reply(body)
+
+    with serve_http(post=chat) as url:
+        model.url = url
+        yield model

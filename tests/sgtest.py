@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,28 @@ def leased(store: Any) -> Iterator[Any]:
 
     with WriterLease(store.conn, store.graph_name, who="test") as lease:
         yield lease
+
+
+@dataclass
+class ScriptedModel:
+    """Answers POST /api/chat with the next scripted assistant message (the last repeats).
+    While `hold` is set to an unset Event, replies wait for it (an investigation caught in
+    mid-flight); each reply takes at least `delay_s`; `asked` is set by every request."""
+
+    script: list[dict[str, Any]]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    url: str = ""
+    hold: threading.Event | None = None
+    delay_s: float = 0.0
+    asked: threading.Event = field(default_factory=threading.Event)
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(body)
+        self.asked.set()
+        if self.hold is not None:
+            self.hold.wait(120)
+        time.sleep(self.delay_s)
+        message = self.script[min(len(self.requests) - 1, len(self.script) - 1)]
+        return {"model": body.get("model", "m"), "created_at": "2026-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": "", **message},
+                "done": True, "done_reason": "stop"}  # fmt: skip

@@ -11,6 +11,7 @@ from . import core as core
 from . import eval as eval
 from . import investigate as investigate
 from . import memory as memory
+from . import program as program
 from . import schedule as schedule
 from . import serve as serve
 from .app import add_installed_commands, app

@@ -7,17 +7,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from kube_apiserver import FakeKube, kube_list, serve_kube
-from sgtest import serve_http
+from sgtest import ScriptedModel as ScriptedModel
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
@@ -135,46 +133,7 @@ def incident(
     raise AssertionError("no matching incident arrived")
 
 
-# -- a scripted model over HTTP -------------------------------------------------------
-
-
-@dataclass
-class ScriptedModel:
-    """Answers POST /api/chat with the next scripted assistant message (the last repeats).
-    While `hold` is set to an unset Event, replies wait for it (an investigation caught in
-    mid-flight); each reply takes at least `delay_s`; `asked` is set by every request."""
-
-    script: list[dict[str, Any]]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    url: str = ""
-    hold: threading.Event | None = None
-    delay_s: float = 0.0
-    asked: threading.Event = field(default_factory=threading.Event)
-
-    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(body)
-        self.asked.set()
-        if self.hold is not None:
-            self.hold.wait(120)
-        time.sleep(self.delay_s)
-        message = self.script[min(len(self.requests) - 1, len(self.script) - 1)]
-        return {"model": body.get("model", "m"), "created_at": "2026-01-01T00:00:00Z",
-                "message": {"role": "assistant", "content": "", **message},
-                "done": True, "done_reason": "stop"}  # fmt: skip
-
-
-@pytest.fixture
-def scripted_model() -> Iterator[ScriptedModel]:
-    model = ScriptedModel([])
-
-    def chat(path: str, body: Any) -> tuple[int, Any]:
-        if path != "/api/chat":
-            return 404, f"no route {path}"
-        return 200, model.reply(body)
-
-    with serve_http(post=chat) as url:
-        model.url = url
-        yield model
+# -- a scripted model over HTTP (tests/sgtest.py; the fixture is in tests/conftest.py)
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:

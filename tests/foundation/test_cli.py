@@ -28,7 +28,7 @@ def sg(*args: str, data: Path | None = None, env: dict[str, str] | None = None,
     return proc
 
 
-OUTCOME_LABELS = ("Alert", "Incident", "Hypothesis", "MemoryEpisode", "MemoryEntity")
+OUTCOME_LABELS = ("Alert", "Incident", "Hypothesis", "MemoryEpisode", "MemoryEntity", "Program")
 
 
 def world_model(export: str) -> list[str]:
