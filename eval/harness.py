@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stackgraph.config import Settings
+from stackgraph.ingest import GraphIngestor
 from stackgraph.promql import PromQLNames
 from stackgraph.store import GraphStore
 
@@ -191,6 +192,10 @@ def evaluate(
                 results.append(_score(replay, methods, ablation))
         finally:
             replayer.close()
+        admitted = replayer.custom.records()
+        if admitted.nodes:  # stage 3's operators, with their admission evidence
+            with GraphIngestor(store, who="eval") as writer:
+                writer.write(admitted)
     lines, spans = stats["log_lines"], stats["spans"]
     n = max(1, len(results))
     cost = {

@@ -36,17 +36,24 @@ def _load(spec: str) -> Any:
 
 @program_app.command("list")
 def list_cmd(
+    ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """The shipped playbooks and the operator library (signature, kind, source)."""
+    """The shipped playbooks, the operator library (signature, kind, source) and the
+    synthesised operators the graph holds (admitted by `eval` with a model)."""
+    from stackgraph import cypher
     from stackgraph.rca.programs import BUILTIN, playbook, playbook_names
 
     books = {n: playbook(n) for n in playbook_names()}
+    settings = state_of(ctx).settings()
+    with open_store(settings) as store:
+        admitted = store.read(cypher.load("program_operators"))
     if as_json:
         data = {"playbooks": [{"name": n, "description": p.description,
                                "bindings": len(p.bindings), "digest": p.digest}
                               for n, p in books.items()],
-                "operators": [op.describe() for op in BUILTIN.values()]}  # fmt: skip
+                "operators": [op.describe() for op in BUILTIN.values()],
+                "synthesised": admitted}  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     table = Table(title="playbooks")
@@ -62,6 +69,14 @@ def list_cmd(
         source = "prior" if op.prior else (op.source or "")
         ops.add_row(op.signature(), op.kind, source, op.doc)
     out.print(ops)
+    if admitted:
+        made = Table(title="synthesised operators (stage 3)")
+        for col in ("name", "status", "uses", "digest"):
+            made.add_column(col)
+        for row in admitted:
+            made.add_row(str(row["name"]), str(row["status"]), str(row["uses"] or 0),
+                         str(row["digest"] or "")[:16])  # fmt: skip
+        out.print(made)
 
 
 @program_app.command("show")

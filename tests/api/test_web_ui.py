@@ -20,6 +20,7 @@ from stackgraph.api.threaded import serve_in_thread
 from stackgraph.config import Settings
 from stackgraph.rca.agent import ToolContext
 from stackgraph.rca.model import Alert, Candidate, Plan
+from stackgraph.rca.programs import DEFAULT_PROGRAM
 from stackgraph.store import GraphStore
 
 from .conftest import firing, incident, kube_args, payment_plan
@@ -52,7 +53,9 @@ def hostile_plan(store: GraphStore, alert: Alert) -> Plan:
     """payment_plan plus a suspect whose name is markup (names come from telemetry)."""
     plan = payment_plan(store, alert)
     evil = Candidate(HOSTILE, 0.2, {"blame": 0.2}, [["checkout", HOSTILE]])
-    return Plan(plan.anchor, [*plan.candidates, evil], plan.reason)
+    program = {**DEFAULT_PROGRAM.to_dict(), "digest": DEFAULT_PROGRAM.digest,
+               "chosen": {"near": {"hops": 2}}}  # fmt: skip
+    return Plan(plan.anchor, [*plan.candidates, evil], plan.reason, program=program)
 
 
 @pytest.fixture
@@ -118,6 +121,13 @@ def test_incident_pages_draw_the_blame_graph_and_take_feedback(
     assert {n["name"] for n in graph["nodes"]} == set(nodes)
     assert tab.locator("table.plan tr[data-service='payment']").inner_text().count("blame") == 1
     assert tab.locator("ol.timeline li").count() > 0
+    # the program that produced the plan, binding by binding, with what `auto` chose
+    assert DEFAULT_PROGRAM.digest in tab.locator("#program summary").inner_text()
+    steps = tab.locator("#program ol.program li")
+    assert steps.count() == len(DEFAULT_PROGRAM.bindings)
+    assert "auto:" in (steps.nth(1).text_content() or "") and "khop" in (
+        steps.nth(1).text_content() or ""
+    )
     # feedback: confirm payment; the page and the JSON API both show it
     assert tab.locator("#feedback-state").inner_text() == "pending"
     tab.fill("input[name=root_cause]", "payment")

@@ -57,6 +57,23 @@ def test_demo_then_investigate_json(tmp_path: Path, examples: Path) -> None:
     later = str(int(time.time()) + 60)
     epoch = sg("investigate", "--service", "checkout", "--at", later, "--json", data=data)
     assert json.loads(epoch.stdout)["candidates"][0]["service"] == "payment"
+    # the plan carries its program, and the incident stored it (PLANNED_WITH)
+    assert plan["program"]["program"] == "default" and plan["program"]["chosen"]["near"]
+    assert edges["PLANNED_WITH"] == 1
+    # programs as a user handles them: list, show, verify, run
+    listed = json.loads(sg("program", "list", "--json", data=data).stdout)
+    assert {"default", "latency"} <= {p["name"] for p in listed["playbooks"]}
+    shown = sg("program", "show", "after-deploy", data=data).stdout
+    assert shown.startswith("program: after-deploy") and "op: changes" in shown
+    mine = data.parent / "mine.yaml"
+    mine.write_text(shown.replace("after-deploy", "mine").replace("hops: auto", "hops: 1"))
+    assert "ok: mine" in sg("program", "verify", str(mine), data=data).stdout
+    ran = json.loads(sg("program", "run", str(mine), "--service", "checkout", "--json",
+                        data=data).stdout)  # fmt: skip
+    assert ran["playbook"] == "mine" and ran["candidates"][0]["service"] == "payment"
+    mine.write_text(shown.replace("op: traversal", "op: onset"))
+    bad = sg("program", "verify", str(mine), data=data, ok=False)
+    assert bad.returncode == 2 and "binding 'traversal': types: takes 1" in bad.stderr
 
 
 def test_investigate_unknown_service_and_bad_time(tmp_path: Path) -> None:
