@@ -13,6 +13,7 @@ ones, any registered under the entry-point group `stackgraph.datasets`, or one n
 from __future__ import annotations
 
 import importlib
+import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ from typing import Any
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
 from stackgraph.promql import PromQLNames
+from stackgraph.schema import NodeRecord, RecordBatch
 from stackgraph.store import GraphStore
 
 from .ablation import ablations
@@ -151,6 +153,24 @@ def dataset_prometheus(
                             "log_lines": lines, "spans": spans}  # fmt: skip
 
 
+def composed_records(dataset: str, results: list[CaseResult]) -> RecordBatch:
+    """Each program stage 2 or 3 made that resolved a case, as a `Program` node (origin
+    composed) with its admission evidence: the case, the stage and the leads it gave."""
+    batch = RecordBatch()
+    for r in results:
+        for a in r.attempts:
+            if a["sufficient"] and a.get("composed"):
+                evidence = {"dataset": dataset, "case": r.case.case_id, "stage": a["stage"],
+                            "top": a["top"], "why": a["why"]}  # fmt: skip
+                made = a["composed"]
+                batch.nodes.append(NodeRecord("Program", {"digest": a["digest"]}, {
+                    "name": str(made.get("program", "")), "origin": "composed",
+                    "program_json": json.dumps(made, sort_keys=True),
+                    "admission_json": json.dumps(evidence, sort_keys=True),
+                }, "Synthetic"))  # fmt: skip
+    return batch
+
+
 def evaluate(
     name: str,
     path: Path | None,
@@ -193,7 +213,8 @@ def evaluate(
         finally:
             replayer.close()
         admitted = replayer.custom.records()
-        if admitted.nodes:  # stage 3's operators, with their admission evidence
+        admitted.extend(composed_records(name, results))
+        if admitted.nodes:  # what stages 2-3 made that resolved a case, with the evidence
             with GraphIngestor(store, who="eval") as writer:
                 writer.write(admitted)
     lines, spans = stats["log_lines"], stats["spans"]

@@ -39,11 +39,14 @@ class AttemptRecord:
     sufficient: bool
     cost: dict[str, float] = field(default_factory=dict)
     said: tuple[str, ...] = ()
+    composed: dict[str, Any] | None = None
+    """A program made for this incident (stages 2 and 3), as data; None for a playbook."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "program": self.program, "digest": self.digest,
                 "why": self.why, "top": list(self.top), "sufficient": self.sufficient,
-                "cost": self.cost, "said": list(self.said)}  # fmt: skip
+                "cost": self.cost, "said": list(self.said),
+                **({"composed": self.composed} if self.composed else {})}  # fmt: skip
 
 
 def with_operator(program: Program, op: str) -> Program:
@@ -103,8 +106,9 @@ def escalate(
         rows, points = (b - a for a, b in zip(reads0, engine.reads(), strict=True))
         costs = {"seconds": round(time.perf_counter() - t0, 4), "graph_rows": rows,
                  "metric_points": points}  # fmt: skip
+        composed = step.program.to_dict() if step.program.origin != "playbook" else None
         out.append(AttemptRecord(step.stage, step.program.name, step.program.digest, step.why,
-                                 top, not failed, costs, tuple(said)))  # fmt: skip
+                                 top, not failed, costs, tuple(said), composed))  # fmt: skip
         if not failed:
             break
         refuted.update(top)

@@ -154,6 +154,38 @@ def test_scorecard_lists_fail_open_plans_and_each_case_rank() -> None:
     assert "Skipped cases: 1" in text
 
 
+def test_accuracy_within_attempts_and_the_programs_that_resolved_a_case() -> None:
+    from stackgraph.eval.harness import composed_records
+
+    cases = load_seeded()[:2]
+    rc0, rc1 = cases[0].root_cause, cases[1].root_cause
+    composed = {"program": "metrics-only", "bindings": []}
+
+    def attempt(stage: int, top: list[str], ok: bool, **more: object) -> dict[str, object]:
+        cost = {"seconds": 0.1 * stage, "graph_rows": 0, "metric_points": 3}
+        return {"stage": stage, "program": f"p{stage}", "digest": f"d{stage}", "why": "",
+                "top": top, "sufficient": ok, "said": [], "cost": cost, **more}  # fmt: skip
+
+    results = [
+        CaseResult(cases[0], {"stackgraph": [rc0]}, {"stackgraph": 0.1},
+                   attempts=[attempt(1, [rc0], True)]),
+        CaseResult(cases[1], {"stackgraph": ["x", "y", "z", rc1]}, {"stackgraph": 0.1},
+                   attempts=[attempt(1, ["x", "y", "z"], False),
+                             attempt(2, [rc1], True, composed=composed)]),
+    ]  # fmt: skip
+    card = scorecard("seeded", results)
+    at = card["attempts"]
+    assert (at["acc@3,1"], at["acc@3,2"], at["default_ac3"]) == (0.5, 1.0, 0.5)
+    assert at["stages"]["2"] == {"attempts": 1, "sufficient": 1, "mean_seconds": 0.2,
+                                 "mean_graph_rows": 0.0, "mean_metric_points": 3.0}  # fmt: skip
+    assert "Accuracy@3,2 100.0" in markdown(card)
+    nodes = composed_records("seeded", results).nodes
+    assert [(n.label, n.key, n.props["origin"]) for n in nodes] == [
+        ("Program", {"digest": "d2"}, "composed")
+    ]
+    assert json.loads(nodes[0].props["admission_json"])["case"] == cases[1].case_id
+
+
 def test_scorecard_metrics() -> None:
     m = metrics([["a", "b"], ["b", "a"], ["c", "d"]], ["a", "a", "x"])
     assert m["ac1"] == pytest.approx(1 / 3, abs=1e-3)
