@@ -176,6 +176,7 @@ def test_accuracy_within_attempts_and_the_programs_that_resolved_a_case() -> Non
     card = scorecard("seeded", results)
     at = card["attempts"]
     assert (at["acc@3,1"], at["acc@3,2"], at["default_ac3"]) == (0.5, 1.0, 0.5)
+    assert at["default_ac@6"] == 1.0  # its fourth candidate: the bar for a second attempt
     assert at["stages"]["2"] == {"attempts": 1, "sufficient": 1, "mean_seconds": 0.2,
                                  "mean_graph_rows": 0.0, "mean_metric_points": 3.0}  # fmt: skip
     assert "Accuracy@3,2 100.0" in markdown(card)
