@@ -13,9 +13,9 @@ in a graph key of its own:
     investigate     `Planner` with `PrometheusMetrics`: the code the API runs, with its
                     own windows (the labelled fault start and the dataset's fault-free
                     window only place the data and the alert, never the plan's baseline)
-    attempts        stages 1-3 of `rca.programs` on the same engine, each tried only when
-                    the one before missed the root cause in its top 3 (feedback "wrong"):
-                    Accuracy@3,i
+    attempts        the plan's program, then stages 2-3 of `rca.programs` on the same
+                    engine, each tried only when the one before missed the root cause in
+                    its top 3 (feedback "wrong"): Accuracy@3,i
 
 The writer's clock is the replayed time, so first/last seen and Stale cut-offs are those
 of the incident. Every method then gets the same inputs, read back from the same source
@@ -40,9 +40,10 @@ from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor, run_lanes
 from stackgraph.rca import Alert, Plan, Planner
 from stackgraph.rca.model import EDGE_PREFIX, MetricsSource
-from stackgraph.rca.programs import Engine, Operator, playbook
+from stackgraph.rca.programs import Engine, Operator, Run, playbook
 from stackgraph.rca.programs.attempts import AttemptRecord, escalate, with_operator
 from stackgraph.rca.programs.model_stages import ModelClient
+from stackgraph.rca.programs.stages import TOP, Attempt
 from stackgraph.rca.programs.synthesis import Check, CustomLibrary
 from stackgraph.rca.sources import PrometheusMetrics
 from stackgraph.store import GraphStore
@@ -222,9 +223,9 @@ class Replayer:
             alert = case_alert(case, fired)
             inv = self.planner.investigation(graph, alert, at=fired.fired_at,
                                              limit=len(case.services) + 10)  # fmt: skip
-            plan = inv.plan(self.planner.program)
+            plan, first = self.planner.first(inv)
             seconds["investigate"] = time.perf_counter() - t
-            attempts = self._attempts(inv, alert, case) if plan.candidates else []
+            attempts = self._attempts(inv, alert, case, first) if plan.candidates else []
         finally:
             if not self.keep_graphs:
                 with GraphIngestor(graph, who="eval") as writer:
@@ -238,8 +239,9 @@ class Replayer:
             notes.append(f"{len(unranked)} service(s) outside the plan, appended by name")
         return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes, attempts)
 
-    def _attempts(self, inv: Any, alert: Alert, case: Case) -> list[AttemptRecord]:
-        """Stages 1-3 on the plan's engine; feedback is the label (the top 3 missed it).
+    def _attempts(self, inv: Any, alert: Alert, case: Case, first: Attempt) -> list[AttemptRecord]:
+        """The plan's attempt (`first`), then stages 2-3 on its engine while feedback (the
+        label) says its top 3 missed the root cause.
         With a model, stage 3's admission replays this case and every case replayed so far
         (their engines are kept for it, cache and all: memory grows with the dataset)."""
         engine = inv.engine()
@@ -249,5 +251,9 @@ class Replayer:
         if self.model is not None:
             self._replayed.append((engine, case))
             admission = admission_checks(engine, case, self._replayed)
-        return escalate(engine, alert, lambda top: case.root_cause not in top,
-                        self.attempts, self.model, self.custom, admission)  # fmt: skip
+
+        def missed(step: Attempt, run: Run) -> bool:
+            return case.root_cause not in [c.service for c in run.answer.candidates[:TOP]]
+
+        return escalate(engine, alert, first, missed, self.attempts, self.model, self.custom,
+                        admission)  # fmt: skip

@@ -26,7 +26,7 @@ from .programs import BUILTIN, DEFAULT_PROGRAM, Context, Engine, Operator, Progr
 from .windows import BASELINE_SPAN_S, windows_for
 
 
-def program_view(run: Run) -> dict[str, Any]:
+def program_view(run: Run, why: str = "") -> dict[str, Any]:
     """The program as the plan shows it: its bindings, digest, the values chosen for its
     `auto` parameters, the fusion's roles and what each binding read (rows from the graph,
     points from the metrics source; its seconds are the `Run`'s, so that a plan stays a
@@ -34,6 +34,7 @@ def program_view(run: Run) -> dict[str, Any]:
     return {
         **run.program.to_dict(),
         "digest": run.program.digest,
+        **({"why": why} if why else {}),
         "chosen": {k: dict(v) for k, v in run.chosen.items()},
         "fusion": {"sources": dict(run.answer.sources), "priors": list(run.answer.priors)},
         "reads": [{k: v for k, v in asdict(c).items() if k != "seconds"} for c in run.costs],
@@ -90,9 +91,9 @@ class Investigation:
         engine = self.engine()
         return engine if isinstance(engine, str) else engine.run(program)
 
-    def plan(self, program: Program = DEFAULT_PROGRAM) -> Plan:
+    def plan(self, program: Program = DEFAULT_PROGRAM, why: str = "") -> Plan:
         """Fail-open: a store/driver failure or a program that does not verify becomes
-        the plan's reason, never an exception."""
+        the plan's reason, never an exception. `why`: why this program (the plan says)."""
         try:
             run = self.run(program)
         except Exception as exc:  # the fail-open boundary
@@ -101,9 +102,10 @@ class Investigation:
                                program)  # fmt: skip
         if isinstance(run, str):
             return self._empty(None, run, program)
-        return self._plan(run)
+        return self.plan_of(run, why)
 
-    def _plan(self, run: Run) -> Plan:
+    def plan_of(self, run: Run, why: str = "") -> Plan:
+        """The plan a program's run gives (what `plan` returns)."""
         facts, answer = run.aggregate, run.answer
         win = facts.windows or self.windows
         notes = [*run.notes, *abstentions(answer.signals)]
@@ -125,7 +127,7 @@ class Investigation:
                     reason=reason, at=win.alert[1], playbook=run.program.name,
                     hops=self.hops, window=win.alert, baseline=win.baseline,
                     notes=tuple(notes), coverage=coverage,
-                    program=program_view(run))  # fmt: skip
+                    program=program_view(run, why))  # fmt: skip
 
 
 def investigate(

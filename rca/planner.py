@@ -13,7 +13,8 @@ from stackgraph.store import GraphReader
 
 from .investigate import Investigation
 from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
-from .programs import DEFAULT_PROGRAM, Program
+from .programs import DEFAULT_PROGRAM, Engine, Program
+from .programs.stages import Attempt, configured, select
 from .sources import logs_from_settings, metrics_from_settings, spans_from_settings
 
 
@@ -26,11 +27,28 @@ class Planner:
     logs: LogSource | None = None
     spans: SpanSource | None = None
     program: Program = DEFAULT_PROGRAM
+    select: bool = False
+    """Stage 1 per alert: the playbook its features pick (`investigate_program: auto`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Planner:
+        program = configured(settings.investigate_program)
         return cls(metrics_from_settings(settings), settings.investigate_hops,
-                   logs_from_settings(settings), spans_from_settings(settings))  # fmt: skip
+                   logs_from_settings(settings), spans_from_settings(settings),
+                   program or DEFAULT_PROGRAM, program is None)  # fmt: skip
+
+    def first(self, inv: Investigation, program: Program | None = None) -> tuple[Plan, Attempt]:
+        """The first plan of an investigation and the attempt it is: `program`, else the
+        configured one, else (with `select`) stage 1's pick; a failing pick falls back to
+        the configured program (the plan says why)."""
+        step = Attempt(1, program or self.program, "configured")
+        engine = inv.engine()
+        if program is None and self.select and isinstance(engine, Engine):
+            try:
+                step = select(engine, inv.alert)
+            except Exception as exc:  # the read path fails open; so does its choice
+                step = Attempt(1, self.program, f"stage 1 failed: {type(exc).__name__}: {exc}")
+        return inv.plan(step.program, why=step.why), step
 
     def investigation(
         self,
@@ -62,4 +80,4 @@ class Planner:
     ) -> Plan:
         inv = self.investigation(store, alert, at=at, baseline=baseline, limit=limit,
                                  as_of=as_of, hops=hops)  # fmt: skip
-        return inv.plan(program or self.program)
+        return self.first(inv, program)[0]

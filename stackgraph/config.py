@@ -125,6 +125,13 @@ class Settings(BaseSettings):
     trace structure and failed calls (`traces` scorers)."""
     investigate_hops: int = Field(default=4, ge=1, le=4)
     """Neighbourhood depth of every investigation (API, MCP, CLI, replay)."""
+    investigate_program: str = "default"
+    """The program every investigation's plan comes from: a shipped playbook's name
+    (`stackgraph program list`), a program file (YAML/JSON), or `auto` (stage 1: the
+    playbook the alert's features pick)."""
+    investigate_attempts: int = Field(default=2, ge=1, le=3)
+    """Plans per incident in `serve`: when the agent's tools refute every lead of a plan,
+    the next comes from a new program (stage 2; with a model, stage 3 is the replay's)."""
 
     # -- deploy: the in-process lane scheduler (`stackgraph schedule run`, `serve --schedule`) --
     schedule_static_lanes: str | None = None

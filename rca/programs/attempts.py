@@ -1,9 +1,10 @@
 """Attempts on one incident: stage 1, then, while the leads are insufficient, stage 2 and
 stage 3 (`stages`), all on one engine so each attempt reuses what the others read.
 
-    records = escalate(engine, alert, insufficient=lambda top: ..., attempts=3)
+    records = escalate(engine, alert, first, insufficient=lambda step, run: ..., attempts=3)
 
-`insufficient(top)` says whether an attempt's leads (its top 3) failed: in the replay,
+`first` is the plan's own attempt (the configured program, or stage 1's pick: `Planner.
+first`); `insufficient(step, run)` says whether an attempt's leads failed: in the replay,
 feedback (the label); live, the agent's tools refuting them. Without a model, stage 3 is
 skipped and a later attempt is stage 2 again, with every lead refuted so far excluded.
 """
@@ -11,15 +12,15 @@ skipped and a later attempt is stage 2 again, with every lead refuted so far exc
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Alert
-from .engine import Engine
+from .engine import Engine, Run
 from .model_stages import ModelClient, compose_with_model
 from .program import Binding, Program, playbook
-from .stages import TOP, Attempt, compose, excluding, select
+from .stages import TOP, Attempt, compose, excluding
 from .synthesis import Check, CustomLibrary, synthesise
 
 __all__ = ["AttemptRecord", "escalate", "with_operator"]
@@ -58,58 +59,65 @@ def with_operator(program: Program, op: str) -> Program:
                    program.description, "composed")  # fmt: skip
 
 
+def _next(engine: Engine, alert: Alert, i: int, refuted: set[str], tried: list[Program],
+          model: ModelClient | None, custom: CustomLibrary | None,
+          admission: tuple[Check, Check] | None, said: list[str]) -> Attempt | None:  # fmt: skip
+    """The attempt after `i` insufficient ones: stage 3 third with a model (and the replay's
+    admission), else stage 2 (the model's program, else the deterministic search)."""
+    if i == 2 and model is not None and custom is not None and admission is not None:
+        made = synthesise(model, engine.library, alert, refuted, *admission)
+        said += [*made.said, f"synthesis: {made.admission.why}"]
+        if made.op is not None and made.source is not None and made.admission.admitted:
+            custom.admit(made.op, made.source, made.admission)
+            engine.library = custom.library(engine.library)
+            program = excluding(with_operator(playbook("default"), made.op.name), refuted)
+            return Attempt(3, program, f"synthesised operator {made.op.name!r} admitted")
+        return None
+    if model is not None:
+        step, notes = compose_with_model(model, engine.library, alert, refuted, tried)
+        said += notes
+        if step is not None:
+            return step
+    return compose(engine, refuted, tried)
+
+
 def escalate(
     engine: Engine,
     alert: Alert,
-    insufficient: Callable[[Sequence[str]], bool],
+    first: Attempt,
+    insufficient: Callable[[Attempt, Run], bool],
     attempts: int = 3,
     model: ModelClient | None = None,
     custom: CustomLibrary | None = None,
     admission: tuple[Check, Check] | None = None,
 ) -> list[AttemptRecord]:
-    """Up to `attempts` attempts, stopping at the first whose leads suffice."""
+    """`first` (stage 1: the plan's program), then up to `attempts` in all, stopping at the
+    first whose leads suffice. `insufficient(attempt, run)` judges each attempt's run: in
+    the replay by the label, live by the agent's verdicts on its plan."""
     out: list[AttemptRecord] = []
     if custom is not None:
         engine.library = custom.library(engine.library)
     refuted: set[str] = set()
     tried: list[Program] = []
-    for i in range(attempts):
-        said: list[str] = []
-        t0, reads0 = time.perf_counter(), engine.reads()
-        step: Attempt | None
-        if i == 0:
-            step = select(engine, alert)
-        elif i == 2 and model is not None and custom is not None and admission is not None:
-            made = synthesise(model, engine.library, alert, refuted, *admission)
-            said += [*made.said, f"synthesis: {made.admission.why}"]
-            step = None
-            if made.op is not None and made.source is not None and made.admission.admitted:
-                custom.admit(made.op, made.source, made.admission)
-                engine.library = custom.library(engine.library)
-                program = excluding(with_operator(playbook("default"), made.op.name), refuted)
-                step = Attempt(3, program, f"synthesised operator {made.op.name!r} admitted")
-        else:
-            step = None
-            if model is not None:
-                step, notes = compose_with_model(model, engine.library, alert, refuted, tried)
-                said += notes
-            if step is None:
-                step = compose(engine, refuted, tried)
-        if step is None:
-            break
+    step: Attempt | None = first
+    t0, reads0 = time.perf_counter(), engine.reads()
+    said: list[str] = []
+    while step is not None and len(out) < attempts:
         run = engine.run(step.program)
         tried.append(step.program)
         if custom is not None:
             custom.used(b.op for b in step.program.bindings)
         top = tuple(c.service for c in run.answer.candidates[:TOP])
-        failed = insufficient(top)
+        failed = insufficient(step, run)
         rows, points = (b - a for a, b in zip(reads0, engine.reads(), strict=True))
         costs = {"seconds": round(time.perf_counter() - t0, 4), "graph_rows": rows,
                  "metric_points": points}  # fmt: skip
         composed = step.program.to_dict() if step.program.origin != "playbook" else None
         out.append(AttemptRecord(step.stage, step.program.name, step.program.digest, step.why,
                                  top, not failed, costs, tuple(said), composed))  # fmt: skip
-        if not failed:
+        if not failed or len(out) >= attempts:
             break
         refuted.update(top)
+        t0, reads0, said = time.perf_counter(), engine.reads(), []
+        step = _next(engine, alert, len(out), refuted, tried, model, custom, admission, said)
     return out

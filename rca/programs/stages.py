@@ -22,12 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from stackgraph.errors import InputError
 
 from ..model import Alert
 from ..scorers.change import CHANGE_TAU_S
 from .engine import Engine
+from .library import BUILTIN
 from .operators import Operator
-from .program import Binding, Program, playbook
+from .program import Binding, Program, parse, playbook, playbook_names
 from .verifier import fusion_roles, verify
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "Attempt",
     "compose",
     "compositions",
+    "configured",
     "excluding",
     "select",
 ]
@@ -76,6 +81,24 @@ class Attempt:
     stage: int
     program: Program
     why: str
+
+
+def configured(setting: str) -> Program | None:
+    """The program `investigate_program` names: a playbook, a program file (verified), or
+    None for `auto` (stage 1 picks one per alert). InputError naming the setting otherwise."""
+    if setting == "auto":
+        return None
+    if setting in playbook_names():
+        return playbook(setting)
+    path = Path(setting)
+    if not path.is_file():
+        raise InputError(f"investigate_program {setting!r}: neither a playbook "
+                         f"({', '.join(playbook_names())}), a program file, nor auto")  # fmt: skip
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"investigate_program {setting!r}: cannot read it: {exc}") from exc
+    return verify(parse(text, origin="file"), BUILTIN)
 
 
 def alert_text(alert: Alert) -> str:

@@ -15,6 +15,7 @@ from stackgraph.rca import Alert, Investigation
 from stackgraph.rca.programs import BUILTIN, Engine, playbook
 from stackgraph.rca.programs.attempts import escalate
 from stackgraph.rca.programs.model_stages import ModelClient, compose_with_model
+from stackgraph.rca.programs.stages import Attempt
 from stackgraph.rca.programs.synthesis import MAX_CUSTOM, CustomLibrary, synthesise
 from stackgraph.store import GraphStore
 
@@ -64,7 +65,8 @@ def test_the_model_gives_up_after_two_repairs_and_the_search_takes_over(
     client = ModelClient(scripted_model.url, "m")
     step, said = compose_with_model(client, engine.library, ALERT, ["cart"])
     assert step is None and len(scripted_model.requests) == 3 and "after 2 repairs" in said[-1]
-    found = escalate(engine, ALERT, lambda top: True, attempts=2, model=client)
+    first = Attempt(1, playbook("default"), "configured")
+    found = escalate(engine, ALERT, first, lambda step, run: True, attempts=2, model=client)
     assert ([a.stage for a in found] == [1, 2] and found[1].program.endswith("-only")) or found[
         1
     ].program.startswith("without-")
@@ -109,7 +111,8 @@ def test_stage_three_in_escalation_and_the_library_keeps_nineteen(
     custom = CustomLibrary()
     client = ModelClient(scripted_model.url, "m")
     yes = (lambda op: (True, {}), lambda op: (True, {}))
-    found = escalate(engine, ALERT, lambda top: "never" not in top, 3, client, custom, yes)
+    first = Attempt(1, playbook("default"), "configured")
+    found = escalate(engine, ALERT, first, lambda step, run: True, 3, client, custom, yes)
     assert [a.stage for a in found] == [1, 2, 3]
     assert "cpu_ratio" in found[2].why and "cpu_ratio" in custom.operators
     assert "cpu_ratio" in engine.library and "cpu_ratio" not in BUILTIN

@@ -10,7 +10,7 @@ from stackgraph.eval.records import DeployEvent
 from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import Alert, Investigation, investigate
 from stackgraph.rca.outcome import IncidentOutcome, outcome_records
-from stackgraph.rca.programs import BUILTIN, Engine, playbook, verify
+from stackgraph.rca.programs import BUILTIN, Engine, Run, playbook, verify
 from stackgraph.rca.programs.attempts import escalate, with_operator
 from stackgraph.rca.programs.gate import GateError, Source, compile_operator
 from stackgraph.rca.programs.stages import compose, select
@@ -30,6 +30,10 @@ def score(facts, params):
                     out[name] = math.log(now / base)
     return out
 """
+
+
+def top3(run: Run) -> list[str]:
+    return [c.service for c in run.answer.candidates[:3]]
 
 
 def engine_for(store: GraphStore, alert: Alert, metrics: Series | None = None) -> Engine:
@@ -74,9 +78,11 @@ def test_escalation_stops_at_the_first_sufficient_attempt(store: GraphStore) -> 
     build(store, shop())
     alert = Alert({"service": "frontend", "alertname": "HighLatency"}, starts_at=T0)
     engine = engine_for(store, alert, Series({"payment": 5.0}))
-    found = escalate(engine, alert, lambda top: "payment" not in top)
+    first = select(engine, alert)
+    found = escalate(engine, alert, first, lambda step, run: "payment" not in top3(run))
     assert [a.stage for a in found] == [1] and found[0].sufficient
-    never = escalate(engine, alert, lambda top: True)
+    assert found[0].program == "latency"
+    never = escalate(engine, alert, first, lambda step, run: True)
     assert [a.stage for a in never] == [1, 2, 2]
     every = {"frontend", "checkout", "payment", "catalog", "cart"}
     refuted: set[str] = set()

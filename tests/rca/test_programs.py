@@ -4,13 +4,16 @@ run by the read path on a real embedded FalkorDB."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_investigate import T0, Series, build, shop
 
+from stackgraph.config import Settings
+from stackgraph.errors import InputError
 from stackgraph.eval.records import DeployEvent
-from stackgraph.rca import Alert, Investigation, investigate
+from stackgraph.rca import Alert, Investigation, Planner, investigate
 from stackgraph.rca.programs import (
     BUILTIN,
     DEFAULT_PROGRAM,
@@ -184,3 +187,20 @@ def test_every_playbook_reads_what_the_default_read_once(store: GraphStore) -> N
         assert not isinstance(run, str)
         read = [c.binding for c in run.costs if c.graph_rows or c.metric_points]
         assert read == [], (name, read)
+
+
+def test_the_configured_program_is_what_every_entry_point_plans_with(
+    store: GraphStore, settings: Settings, tmp_path: Path
+) -> None:
+    build(store, shop())
+    slow = Alert({"service": "frontend", "alertname": "HighLatency"}, starts_at=T0)
+    auto = Planner.from_settings(settings.model_copy(update={"investigate_program": "auto"}))
+    plan = auto(store, slow, at=T0 + 600)
+    assert plan.playbook == "latency" and "latenc" in plan.program["why"].lower()
+    assert Planner.from_settings(settings)(store, slow, at=T0 + 600).playbook == "default"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(playbook("errors").to_yaml().replace("program: errors", "program: mine"))
+    own = Planner.from_settings(settings.model_copy(update={"investigate_program": str(mine)}))
+    assert own(store, slow, at=T0 + 600).playbook == "mine"
+    with pytest.raises(InputError, match="investigate_program 'nope': neither a playbook"):
+        Planner.from_settings(settings.model_copy(update={"investigate_program": "nope"}))
