@@ -14,7 +14,9 @@ down the same list: the candidates are the fusions of each data source alone, of
 one source, and of each metrics view alone, over the scorers that voted on this incident.
 The one whose own top 3 shares the fewest candidates with the refuted leads is taken
 (ties: more voters, i.e. more evidence; then the name); the refuted leads are ranked last
-(`fuse`'s `exclude`), so an escalated attempt never offers a lead again.
+(`fuse`'s `exclude`), so an escalated attempt never offers a lead again. The base fusion
+itself (`every-source`: its next candidates) is a candidate too, and the only one when no
+scorer voted (nothing moved: the priors order what is left).
 """
 
 from __future__ import annotations
@@ -157,6 +159,8 @@ def compositions(base: Program, library: Mapping[str, Operator], voted: Iterable
         by_source.setdefault(sources[v], []).append(v)
     out: dict[tuple[str, ...], str] = {}
     for src, members in by_source.items():
+        if len(by_source) == 1 and len(members) == 1:
+            break  # one voter: its fusion alone is the base itself, below
         out.setdefault(tuple(members), f"{src}-only")
         rest = tuple(v for v in live if sources[v] != src)
         if rest:
@@ -164,6 +168,7 @@ def compositions(base: Program, library: Mapping[str, Operator], voted: Iterable
         if len(members) > 1:
             for v in members:
                 out.setdefault((v,), f"{v}-only")
+    out.setdefault(tuple(live), "every-source")  # the base itself: its next candidates
     refuted = list(refuted)
     return [_fusion(base, name, voters, priors, refuted) for voters, name in out.items()]
 

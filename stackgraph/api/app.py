@@ -22,6 +22,7 @@ from stackgraph.rca.sources import logs_from_settings
 from stackgraph.store import GraphStore
 
 from .deps import load_token
+from .escalation import Escalation
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, docs, health, incidents, investigate, memory, tools
@@ -139,12 +140,17 @@ def create_app(
                                lease_wait_s=settings.api_lease_wait_s)  # fmt: skip
         planner = Planner.from_settings(settings) if plan_fn is None else None
         logs = planner.logs if planner is not None else logs_from_settings(settings)
+        checker = agent or agent_from(settings)
+        contexts = context_fn or context_from(settings, reader, mem, logs)
+        escalation = (Escalation(planner, checker, contexts, settings.investigate_attempts)
+                      if planner is not None else None)  # fmt: skip
         service = IncidentService(
             st,
             plan_fn=plan_fn or plan_from(settings, planner),
-            agent=agent or agent_from(settings),
+            agent=checker,
             reader=reader,
-            context_fn=context_fn or context_from(settings, reader, mem, logs),
+            context_fn=contexts,
+            escalation=escalation,
             writer=writer,
             queue_size=settings.api_queue_size,
             workers=settings.api_workers,

@@ -37,6 +37,12 @@ class ApiMetrics:
             "stackgraph_audits", "Investigation audits, by route (pass, fast, slow).", ["route"],
             registry=self.registry,
         )  # fmt: skip
+        self.escalations = Counter(
+            "stackgraph_escalations",
+            "Incidents whose plan's leads were all refuted and that got a plan from a new "
+            "program (rca.programs stage 2).",
+            registry=self.registry,
+        )  # fmt: skip
         self.writeback_failures = Counter(
             "stackgraph_writeback_failures", "Write-backs that failed.", registry=self.registry
         )

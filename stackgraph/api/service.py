@@ -30,6 +30,7 @@ from stackgraph.rca.outcome import IncidentOutcome, OutcomeWriter
 from stackgraph.store import GraphStore
 
 from .correlation import CorrelationKey
+from .escalation import Escalation
 from .incident_store import (
     FINISHED,
     Incident,
@@ -75,6 +76,7 @@ class IncidentService:
         correlation_window_s: float = 300.0,
         claim_idle_s: float = 60.0,
         retention_s: float = 7 * 86400.0,
+        escalation: Escalation | None = None,
     ) -> None:
         self.store = store
         self.reader = reader or store
@@ -83,6 +85,8 @@ class IncidentService:
         self.context_fn = context_fn or (lambda alert, plan: ToolContext(self.reader, alert, plan))
         self.writer = writer or OutcomeWriter(store)
         self.shadow = shadow
+        self.escalation = escalation
+        """When every lead of a plan is refuted: the next plan, from a new program."""
         self.metrics = metrics or ApiMetrics()
         self.records = IncidentStore(store, window_s=correlation_window_s,
                                      retention_s=retention_s, queue_size=queue_size,
@@ -188,6 +192,8 @@ class IncidentService:
             outcome.run = self.agent.investigate(
                 outcome.alert, outcome.plan, self.context_fn(outcome.alert, outcome.plan)
             )
+            if self.escalation is not None and self.escalation(self.reader, outcome):
+                self.metrics.escalations.inc()
             self.metrics.duration.observe(time.monotonic() - started)
             self.metrics.investigations.labels(str(outcome.run.ending)).inc()
             if outcome.run.audit is not None:
