@@ -64,7 +64,7 @@ def test_refuted_leads_escalate_to_a_new_program(settings: Settings, store: Grap
     shop(store, failing=0.0)
     done, metrics = investigated(settings, store, "fp-esc")
     attempts = done["plan"]["program"]["attempts"]
-    assert [(a["stage"], a["sufficient"]) for a in attempts][0] == (1, False)
+    assert (attempts[0]["stage"], attempts[0]["sufficient"]) == (1, False)
     assert attempts[0]["program"] == "default" and set(attempts[0]["top"]) == set(HEALTHY)
     assert len(attempts) == 2 and attempts[1]["stage"] == 2
     assert not set(attempts[1]["top"]) & set(HEALTHY)  # no refuted lead is offered again
