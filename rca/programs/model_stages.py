@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import ollama
@@ -25,9 +25,19 @@ from .program import Program, ProgramError, parse, playbook
 from .stages import Attempt, excluding
 from .verifier import verify
 
-__all__ = ["REPAIRS", "ModelClient", "compose_with_model"]
+__all__ = ["REPAIRS", "ModelClient", "Refused", "compose_with_model"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Refused(ValueError):
+    """What a gate said of the model's answer; `reasons` go back to the model."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
+
 
 REPAIRS = 2
 """Refusals sent back to the model before its stage gives up."""
@@ -60,6 +70,28 @@ class ModelClient:
             return None
         return str(resp.message.content or "")
 
+    def until_accepted(
+        self, messages: list[dict[str, str]], accept: Callable[[str], T], what: str
+    ) -> tuple[T | None, int, list[str]]:
+        """Ask; `accept` turns the answer into a value or raises Refused, whose reasons go
+        back to the model, at most REPAIRS times: (the value or None, repairs, what was
+        said on the way)."""
+        said: list[str] = []
+        for attempt in range(REPAIRS + 1):
+            text = self.ask(messages)
+            if text is None:
+                said.append("the model could not be reached")
+                return None, attempt, said
+            try:
+                return accept(text), attempt, said
+            except Refused as exc:
+                said.append(f"refused: {exc}")
+                messages = [*messages, {"role": "assistant", "content": text},
+                            {"role": "user", "content": f"Refused: {exc}. Send the corrected "
+                             f"{what}."}]  # fmt: skip
+        said.append(f"no {what} passed after {REPAIRS} repairs")
+        return None, REPAIRS, said
+
 
 def library_doc(library: Mapping[str, Operator]) -> list[dict[str, Any]]:
     return [op.describe() for op in library.values()]
@@ -84,21 +116,15 @@ def compose_with_model(
     }
     messages = [{"role": "system", "content": COMPOSE_PROMPT},
                 {"role": "user", "content": json.dumps(doc)}]  # fmt: skip
-    said: list[str] = []
-    for attempt in range(REPAIRS + 1):
-        text = client.ask(messages)
-        if text is None:
-            said.append("the model could not be reached")
-            return None, said
+
+    def accept(text: str) -> Program:
         try:
-            program = verify(parse(text, origin="composed"), library)
+            return verify(parse(text, origin="composed"), library)
         except ProgramError as exc:
-            said.append(f"refused: {exc}")
-            messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": "The verifier refused the program: "
-                          + "; ".join(exc.problems) + ". Send the corrected program."}]  # fmt: skip
-            continue
-        how = f"written by the model ({attempt} repair(s))"
-        return Attempt(2, excluding(program, refuted), how), said
-    said.append(f"no program verified after {REPAIRS} repairs")
-    return None, said
+            raise Refused([f"the verifier: {p}" for p in exc.problems]) from exc
+
+    program, repairs, said = client.until_accepted(messages, accept, "program")
+    if program is None:
+        return None, said
+    how = f"written by the model ({repairs} repair(s))"
+    return Attempt(2, excluding(program, refuted), how), said

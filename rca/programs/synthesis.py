@@ -17,7 +17,7 @@ from stackgraph.schema import NodeRecord, RecordBatch
 
 from ..model import Alert
 from .gate import ALLOWED_IMPORTS, FUNCTION, GateError, Source, compile_operator
-from .model_stages import REPAIRS, ModelClient, library_doc
+from .model_stages import ModelClient, Refused, library_doc
 from .operators import Operator
 
 __all__ = ["MAX_CUSTOM", "Admission", "CustomLibrary", "Synthesis", "synthesise"]
@@ -69,42 +69,41 @@ def synthesise(
     resolves: Check,
     no_regression: Check,
 ) -> Synthesis:
-    """Ask, gate (refusals go back for at most REPAIRS repairs), then admit on replay."""
+    """Ask, gate (refusals go back to the model for at most two repairs), then admit on
+    replay."""
     doc = {"alert": {"labels": dict(alert.labels)}, "refuted_leads": sorted(set(refuted)),
            "operators": library_doc(library)}  # fmt: skip
     messages = [{"role": "system", "content": SYNTH_PROMPT},
                 {"role": "user", "content": json.dumps(doc)}]  # fmt: skip
-    said: list[str] = []
-    for _ in range(REPAIRS + 1):
-        text = client.ask(messages)
-        if text is None:
-            return Synthesis(None, None, Admission(False, "the model could not be reached"),
-                             tuple(said))  # fmt: skip
+
+    def accept(text: str) -> tuple[Operator, Source]:
         try:
             data = json.loads(text)
             src = Source(str(data["name"]), str(data["code"]), dict(data.get("params") or {}),
                          str(data.get("doc") or ""))  # fmt: skip
-            if src.name in library:
-                raise GateError([f"name: {src.name!r} is already an operator"])
-            op = compile_operator(src)
         except (ValueError, KeyError, TypeError) as exc:
-            reasons = exc.reasons if isinstance(exc, GateError) else [f"not the JSON asked: {exc}"]
-            said.append("refused by the gate: " + "; ".join(reasons))
-            messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": "Refused: " + "; ".join(reasons)
-                          + ". Send the corrected operator."}]  # fmt: skip
-            continue
-        ok, resolved = resolves(op)
-        if not ok:
-            refused = Admission(False, "does not resolve the incident", {"incident": resolved})
-            return Synthesis(op, src, refused, tuple(said))
-        ok, held = no_regression(op)
-        evidence = {"incident": resolved, "datasets": held}
-        verdict = (Admission(True, "resolves the incident, AC@1 held", evidence) if ok
-                   else Admission(False, "lowers AC@1 on replay", evidence))  # fmt: skip
-        return Synthesis(op, src, verdict, tuple(said))
-    return Synthesis(None, None, Admission(False, f"refused by the gate {REPAIRS + 1} times"),
-                     tuple(said))  # fmt: skip
+            raise Refused([f"not the JSON asked: {exc}"]) from exc
+        if src.name in library:
+            raise Refused([f"name: {src.name!r} is already an operator"])
+        try:
+            return compile_operator(src), src
+        except GateError as exc:
+            raise Refused([f"the gate: {r}" for r in exc.reasons]) from exc
+
+    made, _, said = client.until_accepted(messages, accept, "operator")
+    if made is None:
+        return Synthesis(None, None, Admission(False, said[-1] if said else "no answer"),
+                         tuple(said))  # fmt: skip
+    op, src = made
+    ok, resolved = resolves(op)
+    if not ok:
+        refused = Admission(False, "does not resolve the incident", {"incident": resolved})
+        return Synthesis(op, src, refused, tuple(said))
+    ok, held = no_regression(op)
+    evidence = {"incident": resolved, "datasets": held}
+    verdict = (Admission(True, "resolves the incident, AC@1 held", evidence) if ok
+               else Admission(False, "lowers AC@1 on replay", evidence))  # fmt: skip
+    return Synthesis(op, src, verdict, tuple(said))
 
 
 @dataclass

@@ -52,7 +52,7 @@ def test_the_model_composes_a_program_and_repairs_a_refused_one(
     assert "1 repair" in step.why and said and "types: argument 1 is Window" in said[0]
     second = scripted_model.requests[1]
     assert second["format"] == "json"
-    assert "verifier refused" in second["messages"][-1]["content"]
+    assert "Refused: the verifier: binding" in second["messages"][-1]["content"]
     run = engine.run(step.program)
     assert run.answer.candidates[0].service == "payment"
 
@@ -91,7 +91,9 @@ def test_a_malicious_operator_is_refused_and_a_good_one_admitted(
     made = synthesise(client, engine.library, ALERT, ["cart"], resolves,
                       lambda op: (True, {"ac1_before": 3, "ac1_after": 3}))  # fmt: skip
     assert made.said and "import: ['os']" in made.said[0]
-    assert "Refused: line 1: import" in scripted_model.requests[1]["messages"][-1]["content"]
+    assert (
+        "Refused: the gate: line 1: import" in scripted_model.requests[1]["messages"][-1]["content"]
+    )
     assert made.admission.admitted and checked == ["cpu_ratio"] and made.op is not None
     library = CustomLibrary()
     assert made.source is not None
