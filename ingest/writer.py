@@ -69,6 +69,11 @@ class GraphIngestor:
         """The one place the writer sends a write: under its lease, checked first."""
         return self.store.write(query, params, lease=self.lease)
 
+    def copy_graph(self, to: str) -> GraphStore:
+        """This graph copied to key `to` under the lease (a sandbox for the knowledge
+        gates); the copy is a graph of its own, dropped by a writer on it."""
+        return self.store.copy(to, lease=self.lease)
+
     def drop_graph(self) -> None:
         """Delete this graph key (scratch graphs of benchmarks, evals, tests) under the lease;
         the lease key goes when the writer's `with` block ends."""

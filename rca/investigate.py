@@ -12,6 +12,7 @@ An `Investigation` keeps one engine for one alert, so a second program (a later 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from .programs import BUILTIN, DEFAULT_PROGRAM, Context, Engine, Operator, Progr
 from .windows import BASELINE_SPAN_S, windows_for
 
 
-def program_view(run: Run, why: str = "") -> dict[str, Any]:
+def program_view(run: Run, why: str = "", knowledge: Sequence[str] = ()) -> dict[str, Any]:
     """The program as the plan shows it: its bindings, digest, the values chosen for its
     `auto` parameters, the fusion's roles and what each binding read (rows from the graph,
     points from the metrics source; its seconds are the `Run`'s, so that a plan stays a
@@ -35,6 +36,7 @@ def program_view(run: Run, why: str = "") -> dict[str, Any]:
         **run.program.to_dict(),
         "digest": run.program.digest,
         **({"why": why} if why else {}),
+        **({"knowledge": list(knowledge)} if knowledge else {}),
         "chosen": {k: dict(v) for k, v in run.chosen.items()},
         "fusion": {"sources": dict(run.answer.sources), "priors": list(run.answer.priors)},
         "reads": [{k: v for k, v in asdict(c).items() if k != "seconds"} for c in run.costs],
@@ -91,7 +93,9 @@ class Investigation:
         engine = self.engine()
         return engine if isinstance(engine, str) else engine.run(program)
 
-    def plan(self, program: Program = DEFAULT_PROGRAM, why: str = "") -> Plan:
+    def plan(
+        self, program: Program = DEFAULT_PROGRAM, why: str = "", knowledge: Sequence[str] = ()
+    ) -> Plan:
         """Fail-open: a store/driver failure or a program that does not verify becomes
         the plan's reason, never an exception. `why`: why this program (the plan says)."""
         try:
@@ -102,9 +106,9 @@ class Investigation:
                                program)  # fmt: skip
         if isinstance(run, str):
             return self._empty(None, run, program)
-        return self.plan_of(run, why)
+        return self.plan_of(run, why, knowledge)
 
-    def plan_of(self, run: Run, why: str = "") -> Plan:
+    def plan_of(self, run: Run, why: str = "", knowledge: Sequence[str] = ()) -> Plan:
         """The plan a program's run gives (what `plan` returns)."""
         facts, answer = run.aggregate, run.answer
         win = facts.windows or self.windows
@@ -127,7 +131,7 @@ class Investigation:
                     reason=reason, at=win.alert[1], playbook=run.program.name,
                     hops=self.hops, window=win.alert, baseline=win.baseline,
                     notes=tuple(notes), coverage=coverage,
-                    program=program_view(run, why))  # fmt: skip
+                    program=program_view(run, why, knowledge))  # fmt: skip
 
 
 def investigate(

@@ -6,14 +6,16 @@ MCP, the replay harness): the configured metrics source and depth, one code path
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from stackgraph.config import Settings
 from stackgraph.store import GraphReader
 
 from .investigate import Investigation
 from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
-from .programs import DEFAULT_PROGRAM, Engine, Program
+from .programs import DEFAULT_PROGRAM, Engine, Program, playbook, playbook_names
 from .programs.stages import Attempt, configured, select
 from .sources import logs_from_settings, metrics_from_settings, spans_from_settings
 
@@ -29,26 +31,50 @@ class Planner:
     program: Program = DEFAULT_PROGRAM
     select: bool = False
     """Stage 1 per alert: the playbook its features pick (`investigate_program: auto`)."""
+    knowledge: Callable[[GraphReader], Any] | None = None
+    """The live knowledge (`stackgraph.memory.knowledge`): a program it names for the
+    alert's signature (a promoted K3 item) plans first."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Planner:
+        from stackgraph.memory.knowledge import LiveKnowledge  # memory builds on rca
+
         program = configured(settings.investigate_program)
         return cls(metrics_from_settings(settings), settings.investigate_hops,
                    logs_from_settings(settings), spans_from_settings(settings),
-                   program or DEFAULT_PROGRAM, program is None)  # fmt: skip
+                   program or DEFAULT_PROGRAM, program is None, LiveKnowledge())  # fmt: skip
 
     def first(self, inv: Investigation, program: Program | None = None) -> tuple[Plan, Attempt]:
         """The first plan of an investigation and the attempt it is: `program`, else the
         configured one, else (with `select`) stage 1's pick; a failing pick falls back to
         the configured program (the plan says why)."""
         step = Attempt(1, program or self.program, "configured")
+        used: list[str] = []
         engine = inv.engine()
-        if program is None and self.select and isinstance(engine, Engine):
+        learned = self._learned(inv) if program is None else None
+        if learned is not None:
+            step, used = learned
+        elif program is None and self.select and isinstance(engine, Engine):
             try:
                 step = select(engine, inv.alert)
             except Exception as exc:  # the read path fails open; so does its choice
                 step = Attempt(1, self.program, f"stage 1 failed: {type(exc).__name__}: {exc}")
-        return inv.plan(step.program, why=step.why), step
+        return inv.plan(step.program, why=step.why, knowledge=used), step
+
+    def _learned(self, inv: Investigation) -> tuple[Attempt, list[str]] | None:
+        """The program the live knowledge names for this alert's signature, if any."""
+        if self.knowledge is None:
+            return None
+        from .agent.report import signature
+
+        try:
+            item = self.knowledge(inv.store).program_for(signature(inv.alert))
+        except Exception:  # knowledge orders and hints; it never breaks a plan
+            return None
+        name = str(item.data.get("program", "")) if item is not None else ""
+        if item is None or name not in playbook_names():
+            return None
+        return Attempt(1, playbook(name), f"knowledge {item.id}"), [item.id]
 
     def investigation(
         self,

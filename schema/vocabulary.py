@@ -68,6 +68,23 @@ LABELS: dict[str, LabelSpec] = {
             "parameters, uses and admission evidence.",
         ),
         LabelSpec(
+            "Trajectory",
+            ("fingerprint",),
+            description="One investigation as data (alert, plan, tool calls, stages, "
+            "conclusion, cost) and its feedback label: what evolution learns from.",
+        ),
+        LabelSpec(
+            "KnowledgeVersion",
+            ("version",),
+            description="One version of the layered knowledge K0-K3 with the proposal and "
+            "gate results that made it.",
+        ),
+        LabelSpec(
+            "Knowledge",
+            ("name",),
+            description="Which knowledge version is live.",
+        ),
+        LabelSpec(
             "MemoryEpisode",
             ("incident_fingerprint", "version"),
             fulltext=("text",),
@@ -126,5 +143,6 @@ EDGES: dict[str, EdgeSpec] = {
         EdgeSpec("TRIGGERED", ("Alert",), ("Incident",)),
         EdgeSpec("REPAIRED_BY", ("Incident",), ("Repair",), description="gain"),
         EdgeSpec("PLANNED_WITH", ("Incident",), ("Program",), description="the plan's program"),
+        EdgeSpec("TRACED_AS", ("Incident",), ("Trajectory",), description="its trajectory"),
     )
 }

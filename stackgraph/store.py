@@ -213,6 +213,15 @@ class GraphStore(GraphReader):
             result = self._graph.query(params_header(params or {}) + query, timeout=self.timeout_ms)
         return _rows(result)
 
+    def copy(self, to: str, *, lease: Lease) -> GraphStore:
+        """This graph copied to key `to` (FalkorDB's GRAPH.COPY), while `lease` is held:
+        a sandbox the live graph never sees; drop it with a writer on the copy."""
+        lease.check()
+        with self._translate("graph copy"):
+            if self.exists():
+                self._conn.execute_command("GRAPH.COPY", self.graph_name, to)
+        return GraphStore(self._conn, to, self.where)
+
     def drop(self, *, lease: Lease) -> None:
         """Drop this graph key only, while `lease` is held; other keys are untouched."""
         lease.check()

@@ -3,13 +3,35 @@ suspects get their suggested checks; a supported one with hard evidence is the c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
 from .evidence import EvidenceSink, Hypothesis, HypothesisState
+from .report import signature
 from .toolbox import Tool, ToolContext
 from .tools_graph import alert_query
+
+KNOWLEDGE_EVENT = "knowledge: "
+"""How a run's events name a knowledge item it used (trajectories collect them)."""
+
+
+def knowledge_plan(ctx: ToolContext) -> tuple[list[str], set[str], list[str]]:
+    """(checks first, in order; checks to skip; items used) for this alert's signature."""
+    if ctx.knowledge is None or ctx.alert is None:
+        return [], set(), []
+    order, avoid, used = ctx.knowledge.tool_plan(signature(ctx.alert))
+    return list(order), set(avoid), list(used)
+
+
+def ordered(specs: Sequence[str], order: Sequence[str]) -> list[str]:
+    """`specs` with those `order` names first, in its order (by tool or tool:arg)."""
+    rank = {name: i for i, name in enumerate(order)}
+
+    def key(spec: str) -> int:
+        return min(rank.get(str(spec), len(rank)), rank.get(str(spec).partition(":")[0], len(rank)))
+
+    return sorted(specs, key=key)
 
 
 def run_floor(
@@ -22,11 +44,18 @@ def run_floor(
     clock: Callable[[], float],
 ) -> int:
     """Each top suspect's suggested checks, then past incidents on the first, until the
-    deadline; returns how many calls ran."""
+    deadline; returns how many calls ran. With knowledge (`ctx.knowledge`), the checks a
+    skeleton of this alert signature names run first, in its order, and those a `-` rule
+    names are skipped; each item used is an event `knowledge: <id>`."""
     calls = 0
     ranked = sink.ranked()[:top_k]
+    order, avoid, used = knowledge_plan(ctx)
+    events += [f"{KNOWLEDGE_EVENT}{i}" for i in used]
     for hyp in ranked:
-        for spec in hyp.suggested_tools or DEFAULT_SUGGESTED:
+        for spec in ordered(hyp.suggested_tools or DEFAULT_SUGGESTED, order):
+            if str(spec) in avoid or str(spec).partition(":")[0] in avoid:
+                events.append(f"floor skipped {spec} on {hyp.suspect}: an anti-pattern here")
+                continue
             if clock() > deadline:
                 return calls
             name, _, arg = str(spec).partition(":")

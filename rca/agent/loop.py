@@ -12,6 +12,7 @@ calls, unknown tools and raw JSON in text are answered, never raised.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,10 +38,10 @@ from .evidence import (
     ToolEvidence,
     Verdict,
 )
-from .floor import floor_conclusion, run_floor
+from .floor import KNOWLEDGE_EVENT, floor_conclusion, knowledge_plan, run_floor
 from .parse import ToolCall, calls_in_text, structured_calls
 from .prompts import CONTROL_TOOLS, MALFORMED_REPLY, NO_TOOL_CALL, SYSTEM_PROMPT, plan_prompt
-from .report import build_report
+from .report import build_report, signature
 from .run import AgentRun, Ending
 from .toolbox import Tool, ToolContext
 from .tools_graph import similar_incidents
@@ -109,6 +110,16 @@ class Agent:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": plan_prompt(alert, plan)},
         ]
+        if ctx.knowledge is not None:  # K0, K1 always; K2, K3 as this alert's signature asks
+            shown = ctx.knowledge.disclose(signature(alert))
+            messages.append(
+                {
+                    "role": "user",
+                    "content": "What this platform has learned "
+                    f"(K0 guidance, K1 profile, K2 skeletons, K3 rules): {json.dumps(shown)}",
+                }
+            )
+            events += [f"{KNOWLEDGE_EVENT}{i}" for i in knowledge_plan(ctx)[2]]
         narration: list[str] = []
         steps = 0
         while steps < self.config.max_steps:

@@ -76,6 +76,12 @@ def similar_line(hit: dict[str, Any]) -> str:
     )
 
 
+def signature(alert: Alert) -> str:
+    """Alerts that are alike (repair memory, trajectories, knowledge): the same alert on
+    the same service."""
+    return f"{dict(alert.labels).get('alertname', 'alert')}:{symptom_of(alert)[0]}"
+
+
 def symptom_of(alert: Alert) -> tuple[str, str]:
     labels = dict(alert.labels)
     service = labels.get("service") or labels.get("job") or labels.get("app") or "?"

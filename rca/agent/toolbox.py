@@ -80,6 +80,9 @@ class ToolContext:
     window_s: float = 1800.0
     memory: Any = None
     """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""
+    knowledge: Any = None
+    """The live layered knowledge (`stackgraph.memory.knowledge.Knowledge`), or None: the
+    floor orders its checks by it and skips its anti-patterns; a model reads it."""
 
     def now(self) -> float:
         if self.at is not None:

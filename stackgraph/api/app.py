@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
+from stackgraph.memory.knowledge import LiveKnowledge
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.model import Alert, LogSource, Plan
@@ -23,6 +24,7 @@ from stackgraph.store import GraphStore
 
 from .deps import load_token
 from .escalation import Escalation
+from .knowledge_hooks import TrajectoryRecorder
 from .memory_hooks import EpisodeRecorder, open_api_memory
 from .metrics import ApiMetrics
 from .routers import alerts, docs, health, incidents, investigate, memory, tools
@@ -67,6 +69,7 @@ def context_from(
     source (the planner's, so log files are read once); `loki_query` reads it when no
     `agent_loki_url` is set."""
     kube = _kube_client(settings)
+    knowledge = LiveKnowledge()
 
     def make(alert: Alert, plan: Plan) -> ToolContext:
         return ToolContext(
@@ -74,6 +77,7 @@ def context_from(
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
             kube_namespace=settings.agent_kube_namespace, memory=memory,
+            knowledge=knowledge(store),
         )  # fmt: skip
 
     return make
@@ -160,6 +164,9 @@ def create_app(
             claim_idle_s=settings.api_claim_idle_s,
             retention_s=settings.api_incident_retention_s,
         )  # fmt: skip
+        traced = TrajectoryRecorder(writer, metrics)
+        service.on_concluded.append(traced)
+        service.on_feedback.append(traced)
         if mem is not None:
             recorder = EpisodeRecorder(mem, writer, metrics)
             service.on_concluded.append(recorder.concluded)

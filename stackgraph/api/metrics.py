@@ -43,6 +43,11 @@ class ApiMetrics:
             "program (rca.programs stage 2).",
             registry=self.registry,
         )  # fmt: skip
+        self.trajectory_failures = Counter(
+            "stackgraph_trajectory_failures",
+            "Trajectories (investigations as learning material) that could not be written.",
+            registry=self.registry,
+        )  # fmt: skip
         self.writeback_failures = Counter(
             "stackgraph_writeback_failures", "Write-backs that failed.", registry=self.registry
         )

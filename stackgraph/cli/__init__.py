@@ -10,6 +10,7 @@ from . import code as code
 from . import core as core
 from . import eval as eval
 from . import investigate as investigate
+from . import knowledge as knowledge
 from . import memory as memory
 from . import program as program
 from . import schedule as schedule

@@ -14,7 +14,7 @@ from stackgraph.timetravel import neighbours_at
 from ..checks import run_check
 from ..evidence import EvidenceSink
 from ..floor import floor_conclusion
-from ..report import build_report, symptom_of
+from ..report import build_report, signature, symptom_of
 from ..toolbox import Tool, ToolContext
 from .checks import Neighbours
 from .critic import Critic
@@ -22,12 +22,6 @@ from .repair import Outcome, RepairHint, Work, repair
 
 if TYPE_CHECKING:
     from ..run import AgentRun
-
-
-def signature(alert: Alert) -> str:
-    """Alerts that are alike for repair memory: the same alert on the same service."""
-    labels = dict(alert.labels)
-    return f"{labels.get('alertname', 'alert')}:{symptom_of(alert)[0]}"
 
 
 def graph_neighbours(store: Any) -> Neighbours:

@@ -1,0 +1,165 @@
+"""Evolution: labelled trajectories mined into small, atomic proposals, each one change to
+the knowledge ({add, update, delete} x {skeleton, rule, program}). A proposal only becomes
+knowledge through the dual gate (`stackgraph.eval.gates`).
+
+Deterministic miners, per alert signature (labelled trajectories only):
+
+- **program choice**: where the plan's first lead was not the root cause in some of them,
+  every other shipped playbook is proposed for the signature; the gate keeps the one that
+  ranks their causes better (the inner gate replays them);
+- **skeleton** (tool order): the checks that supported the true root cause in the correct
+  runs, in the order they ran, the most common sequence;
+- **rule, `-`** (an anti-pattern): the first divergence of the wrong runs from the correct
+  ones, the check that first supported a suspect that was not the root cause, when it did
+  so in MIN_SOURCES wrong runs and never supported a true root cause of the signature;
+- **delete**: an item of the signature that the runs using it got wrong more often than
+  right (MIN_SOURCES of them at least).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .items import Item, Knowledge
+from .trajectory import Trajectory
+
+__all__ = ["MIN_SOURCES", "Proposal", "apply", "mine"]
+
+MIN_SOURCES = 2
+"""A pattern seen once is an anecdote: a proposal rests on two trajectories at least."""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    op: str
+    """add | update | delete"""
+    item: Item
+    sources: tuple[str, ...]
+    """The trajectories (incident fingerprints) it was mined from: the inner gate's set."""
+    why: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}:{self.item.id}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"op": self.op, "item": self.item.to_dict(), "sources": list(self.sources),
+                "why": self.why}  # fmt: skip
+
+
+def apply(k: Knowledge, p: Proposal) -> Knowledge:
+    """The next version with the proposal applied (to a copy: `k` is unchanged)."""
+    rest = [i for i in k.items if i.id != p.item.id]
+    items = rest if p.op == "delete" else [*rest, p.item]
+    return k.with_items(items, f"{p.op} {p.item.id}: {p.why}")
+
+
+def _supported(t: Trajectory) -> list[tuple[str, str]]:
+    """(tool, suspect) of each supporting step, in order."""
+    return [(s.tool, s.suspect) for s in t.steps if s.verdict == "supports"]
+
+
+def mine(
+    trajectories: Iterable[Trajectory], k: Knowledge, playbooks: Sequence[str]
+) -> list[Proposal]:
+    """Every proposal the labelled trajectories support (module docstring)."""
+    groups: dict[str, list[Trajectory]] = defaultdict(list)
+    for t in trajectories:
+        if t.label != "pending":
+            groups[t.signature].append(t)
+    out: list[Proposal] = []
+    for sig, runs in sorted(groups.items()):
+        out += _programs(sig, runs, k, playbooks)
+        out += _skeleton(sig, runs, k)
+        out += _anti_patterns(sig, runs)
+        out += _deletions(sig, runs, k)
+    return out
+
+
+def _programs(
+    sig: str, runs: list[Trajectory], k: Knowledge, playbooks: Sequence[str]
+) -> list[Proposal]:
+    known = [t for t in runs if t.root_cause]
+    missed = [t for t in known if not t.leads or t.leads[0] != t.root_cause]
+    if len(known) < MIN_SOURCES or not missed:
+        return []
+    current = k.program_for(sig)
+    now = str(current.data.get("program")) if current else (known[-1].program or "default")
+    ids = tuple(t.fingerprint for t in known)
+    op = "update" if current is not None and current.signature == sig else "add"
+    return [
+        Proposal(op, Item(f"K3:program:{sig}", "program", f"for {sig}, plan with the {p} "
+                          "program", sig, data={"program": p},
+                          provenance={"source": "mined", "from": list(ids)}),
+                 ids, f"{len(missed)} of {len(known)} plans missed the cause first with {now}")
+        for p in playbooks if p != now
+    ]  # fmt: skip
+
+
+def _skeleton(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal]:
+    correct = [t for t in runs if t.label == "correct" and t.root_cause]
+    seqs: Counter[tuple[str, ...]] = Counter()
+    for t in correct:
+        seq = tuple(dict.fromkeys(tool for tool, who in _supported(t) if who == t.root_cause))
+        if seq:
+            seqs[seq] += 1
+    if not seqs:
+        return []
+    seq, n = seqs.most_common(1)[0]
+    if n < MIN_SOURCES:
+        return []
+    item_id = f"K2:skeleton:{sig}"
+    had = k.get(item_id)
+    if had is not None and tuple(had.data.get("tools") or ()) == seq:
+        return []
+    ids = tuple(t.fingerprint for t in correct)
+    provenance = {"source": "mined", "from": list(ids)}
+    item = Item(
+        item_id,
+        "skeleton",
+        f"for {sig}, check with {' then '.join(seq)} first",
+        sig,
+        data={"tools": list(seq)},
+        provenance=provenance,
+    )
+    return [Proposal("update" if had else "add", item, ids,
+                     f"{n} correct run(s) verified the cause with {list(seq)}")]  # fmt: skip
+
+
+def _anti_patterns(sig: str, runs: list[Trajectory]) -> list[Proposal]:
+    good = {
+        tool for t in runs if t.root_cause for tool, who in _supported(t) if who == t.root_cause
+    }
+    first_wrong: dict[str, list[str]] = defaultdict(list)
+    for t in runs:
+        if t.label != "wrong":
+            continue
+        for tool, who in _supported(t):
+            if who != t.root_cause:  # the first divergence: support for a non-cause
+                first_wrong[tool].append(t.fingerprint)
+                break
+    out = []
+    for tool, ids in sorted(first_wrong.items()):
+        if len(ids) >= MIN_SOURCES and tool not in good:
+            item = Item(f"K3:rule:{sig}:{tool}", "rule", f"for {sig}, {tool} supported the "
+                        "wrong suspect: never rely on it", sig, "-", {"tool": tool},
+                        {"source": "mined", "from": ids})  # fmt: skip
+            why = f"{len(ids)} wrong run(s) first went astray on {tool}"
+            out.append(Proposal("add", item, tuple(ids), why))
+    return out
+
+
+def _deletions(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal]:
+    out = []
+    for item in k.items:
+        if item.signature != sig or item.tier in ("K0", "K1"):
+            continue
+        used = [t for t in runs if item.id in t.knowledge]
+        wrong = [t for t in used if t.label == "wrong"]
+        if len(wrong) >= MIN_SOURCES and len(wrong) * 2 > len(used):
+            ids = tuple(t.fingerprint for t in used)
+            why = f"{len(wrong)} of {len(used)} runs using it were wrong"
+            out.append(Proposal("delete", item, ids, why))
+    return out
