@@ -35,7 +35,7 @@ from stackgraph.rca.model import Plan
 from stackgraph.rca.programs import playbook_names
 from stackgraph.store import GraphReader, GraphStore
 
-from .gates import Score, Verdict, judge, testbed
+from .gates import Score, Verdict, judge, stratified_testbed
 
 __all__ = ["Case", "IncidentReplay", "evolve", "sandbox"]
 
@@ -122,7 +122,7 @@ def evolve_with(
     stands (a promotion is what the next proposal is judged against)."""
     verdicts: list[Verdict] = []
     for proposal in mine(labelled, current, playbook_names()):
-        bed = testbed(labelled, proposal.sources, TESTBED)
+        bed = stratified_testbed(labelled, proposal.sources, TESTBED)
         verdict = judge(proposal, current, replay, bed)
         verdicts.append(verdict)
         if verdict.promoted is not None:

@@ -4,7 +4,7 @@ copy, it is
 - **inner**: at least as accurate on the incidents it was mined from, replayed as they were,
   at a cost within COST_BAND, and strictly better on one of the two; and
 - **outer**: no less accurate on a testbed of the platform's other labelled incidents,
-  drawn stratified by family and time (`testbed`), and on any replay datasets the caller
+  drawn stratified by family and time (`stratified_testbed`), and on any replay datasets the caller
   adds (`datasets`).
 
 `replay(knowledge, incidents)` is the caller's: each incident re-investigated with that
@@ -22,7 +22,7 @@ from typing import Any
 
 from stackgraph.memory.knowledge import Knowledge, Proposal, Trajectory, apply
 
-__all__ = ["COST_BAND", "GateResult", "Score", "Verdict", "judge", "testbed"]
+__all__ = ["COST_BAND", "GateResult", "Score", "Verdict", "judge", "stratified_testbed"]
 
 COST_BAND = 0.10
 """Cost (tool calls and reads, counted, not timed) may rise by a tenth for accuracy; a
@@ -91,7 +91,7 @@ def outer(
     return GateResult("outer", True, "no accuracy drop on the testbed", len(bed), before, after)
 
 
-def testbed(trajectories: Iterable[Trajectory], exclude: Iterable[str], size: int = 40,
+def stratified_testbed(trajectories: Iterable[Trajectory], exclude: Iterable[str], size: int = 40,
             family: Callable[[Trajectory], str] | None = None) -> list[str]:  # fmt: skip
     """Up to `size` labelled incidents outside `exclude`, stratified: each family (by
     default the alert's name) gets its share, spread evenly over time within it."""

@@ -1,0 +1,105 @@
+"""The dual gate: a proposal that helps is admitted; one that helps its own incidents but
+regresses the testbed is rejected by the outer gate; a no-op is rejected by the strict
+clause; and a rejected proposal leaves the live knowledge byte-identical. The replay here
+is a table of what each knowledge version gets right (the real replay, on a graph, is in
+tests/api/test_knowledge.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from stackgraph.eval.gates import COST_BAND, Score, judge, stratified_testbed
+from stackgraph.memory.knowledge import Item, Knowledge, Proposal, Trajectory, mine, shipped
+
+SOURCES = ("a1", "a2")
+BED = ("b1", "b2", "b3")
+
+
+def program(name: str, sig: str = "HighLatency:web") -> Proposal:
+    item = Item(f"K3:program:{sig}", "program", f"plan {sig} with {name}", sig,
+                data={"program": name})  # fmt: skip
+    return Proposal("add", item, SOURCES, "mined")
+
+
+def table(right: Mapping[str, set[str]], cost: float = 3.0):  # type: ignore[no-untyped-def]
+    """Replay: incident -> correct when the knowledge's program for it is in `right`."""
+
+    def replay(k: Knowledge, ids: Sequence[str]) -> dict[str, Score]:
+        item = k.program_for("HighLatency:web")
+        chosen = str(item.data["program"]) if item else "default"
+        return {i: Score(chosen in right.get(i, set()), cost) for i in ids}
+
+    return replay
+
+
+def test_a_proposal_that_helps_is_admitted_with_its_gate_results() -> None:
+    live = shipped()
+    replay = table({"a1": {"errors"}, "a2": {"errors", "default"},
+                    **{b: {"errors", "default"} for b in BED}})  # fmt: skip
+    verdict = judge(program("errors"), live, replay, BED)
+    assert verdict.inner.passed and verdict.outer is not None and verdict.outer.passed
+    assert verdict.promoted is not None and verdict.promoted.version == live.version + 1
+    assert verdict.promoted.program_for("HighLatency:web") is not None
+    assert verdict.promoted.gates["inner"]["after"]["accuracy"] == 1.0
+    assert verdict.promoted.gates["inner"]["before"]["accuracy"] == 0.5
+
+
+def test_helping_its_own_incidents_but_not_the_testbed_is_rejected_by_the_outer_gate() -> None:
+    live = shipped()
+    before = json.dumps(live.to_dict(), sort_keys=True)
+    right = {"a1": {"saturation"}, "a2": {"saturation"}, "b1": {"default"},
+             "b2": {"default", "saturation"}, "b3": {"default"}}  # fmt: skip
+    replay = table(right)
+    verdict = judge(program("saturation"), live, replay, BED)
+    assert verdict.inner.passed
+    assert verdict.outer is not None and not verdict.outer.passed
+    assert "accuracy fell on ['testbed']" in verdict.outer.why
+    assert verdict.promoted is None
+    assert json.dumps(live.to_dict(), sort_keys=True) == before  # byte-identical
+
+
+def test_a_no_op_is_rejected_by_the_strict_clause() -> None:
+    live = shipped()
+    same = table({i: {"default", "latency"} for i in (*SOURCES, *BED)})
+    verdict = judge(program("latency"), live, same, BED)
+    assert not verdict.inner.passed and verdict.outer is None and verdict.promoted is None
+    assert "no better" in verdict.inner.why
+    # equal accuracy: clearly cheaper (beyond the band) is better, a little cheaper is not
+    for cost, passes in ((3.0 * (1 - 2 * COST_BAND), True), (3.0 * (1 - COST_BAND / 2), False)):
+
+        def priced(k: Knowledge, ids: Sequence[str], cost: float = cost) -> dict[str, Score]:
+            return {i: Score(True, cost if k.program_for("HighLatency:web") else 3.0) for i in ids}
+
+        assert judge(program("latency"), live, priced, BED).inner.passed is passes
+
+
+def trajectory(fp: str, label: str, cause: str, leads: tuple[str, ...], at: float,
+               alertname: str = "HighLatency") -> Trajectory:  # fmt: skip
+    from stackgraph.memory.knowledge import Step
+
+    steps = (Step("query_stack_graph", "edges", cause, "supports", "Tempo"),)
+    concluded = cause if label == "correct" else None
+    return Trajectory(fp, f"{alertname}:web", {"alertname": alertname, "service": "web"}, at,
+                      leads=leads, steps=steps, label=label, root_cause=cause,
+                      program="default", conclusion=concluded)  # fmt: skip
+
+
+def test_miners_and_the_stratified_testbed() -> None:
+    runs = [
+        trajectory("t1", "correct", "db", ("db", "api"), 1.0),
+        trajectory("t2", "partial", "db", ("api", "db"), 2.0),
+        trajectory("t3", "correct", "db", ("db",), 3.0),
+        trajectory("t4", "pending", "db", ("db",), 4.0),
+        trajectory("e1", "correct", "api", ("api",), 5.0, "HighErrorRate"),
+    ]
+    proposals = mine(runs, shipped(), ["default", "errors", "latency"])
+    found = {p.item.id: p for p in proposals}
+    programs = [p for p in proposals if p.item.kind == "program"]  # alternatives for one slot
+    assert {p.item.data["program"] for p in programs} == {"errors", "latency"}
+    assert programs[0].sources == ("t1", "t2", "t3")  # labelled, with a known cause
+    skeleton = found["K2:skeleton:HighLatency:web"]
+    assert skeleton.item.data["tools"] == ["query_stack_graph"] and skeleton.op == "add"
+    assert not any("HighErrorRate" in i for i in found)  # one run is an anecdote
+    bed = stratified_testbed(runs, exclude=("t1",), size=3)
+    assert "t1" not in bed and "t4" not in bed and "e1" in bed and len(bed) == 3
