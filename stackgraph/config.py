@@ -143,6 +143,8 @@ class Settings(BaseSettings):
     schedule_telemetry_lanes: str | None = None
     """Default: `telemetry`, when that lane is installed."""
     schedule_telemetry_interval_s: float = Field(default=120.0, gt=0)
+    schedule_evolve_interval_s: float | None = Field(default=None, gt=0)
+    """`stackgraph evolve` as a scheduled job (e.g. 86400: daily); None: not scheduled."""
     schedule_manifests: Path | None = None
     """Manifests directory handed to the scheduled lanes (offline infra); default: none."""
     schedule_repos: list[Path] = Field(default_factory=list)

@@ -17,10 +17,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -54,6 +54,8 @@ class Job:
     catalog: Path | None = None
     manifests: Path | None = None
     repos: tuple[Path, ...] = ()
+    kind: str = "lanes"
+    """`lanes`, or `evolve`: the knowledge evolution (`stackgraph evolve`), not a lane."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -72,6 +74,8 @@ class JobOutcome:
     report: IngestReport | None = field(default=None, compare=False)
     started_at: float = 0.0
     duration_s: float = 0.0
+    evolution: dict[str, Any] | None = field(default=None, compare=False)
+    """An evolve job's report (`stackgraph.eval.evolution.evolve`)."""
 
 
 OutcomeHook = Callable[[JobOutcome], None]
@@ -139,6 +143,8 @@ def default_jobs(settings: Settings) -> list[Job]:
         jobs.append(
             Job(name, lanes, interval, settings.catalog, settings.schedule_manifests, repos)
         )
+    if settings.schedule_evolve_interval_s is not None:
+        jobs.append(Job("evolve", "evolve", settings.schedule_evolve_interval_s, kind="evolve"))
     return jobs
 
 
@@ -155,6 +161,11 @@ def run_job(settings: Settings, job: Job, store: GraphStore | None = None) -> Jo
         return JobOutcome(job.name, status, detail, report, started, time.monotonic() - t0)
 
     try:
+        if job.kind == "evolve":
+            evolution = _evolve(settings, store)
+            detail = f"{evolution['proposals']} proposal(s), {evolution['admitted']} admitted"
+            log.info("schedule: job %s ok: %s", job.name, detail)
+            return replace(outcome("ok", detail), evolution=evolution)
         report, failures = _ingest(settings, job, store)
     except LeaseHeldError as exc:
         log.warning("schedule: job %s skipped: %s", job.name, exc)
@@ -179,6 +190,15 @@ def run_job(settings: Settings, job: Job, store: GraphStore | None = None) -> Jo
         return outcome("rejected", f"{len(report.rejected)} record(s) rejected", report)
     log.info("schedule: job %s ok (lanes %s)", job.name, job.lanes)
     return outcome("ok", "", report)
+
+
+def _evolve(settings: Settings, store: GraphStore | None) -> dict[str, Any]:
+    from stackgraph.eval.evolution import evolve  # the gates replay with the read path
+
+    if store is None:
+        with GraphStore.open(settings) as opened:
+            return evolve(opened, settings)
+    return evolve(store, settings)
 
 
 def _ingest(
@@ -216,6 +236,8 @@ def build_scheduler(
     if dupes:
         raise ConfigError(f"scheduled job name(s) used twice: {', '.join(dupes)}")
     for job in jobs:
+        if job.kind == "evolve":
+            continue
         try:
             resolve(job.lanes)
         except StackGraphError as exc:

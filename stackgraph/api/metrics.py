@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 
@@ -43,6 +46,12 @@ class ApiMetrics:
             "program (rca.programs stage 2).",
             registry=self.registry,
         )  # fmt: skip
+        self.proposals = Counter(
+            "stackgraph_knowledge_proposals",
+            "Knowledge proposals judged by `evolve`, by verdict (admitted, rejected_inner, "
+            "rejected_outer).",
+            ["verdict"], registry=self.registry,
+        )  # fmt: skip
         self.trajectory_failures = Counter(
             "stackgraph_trajectory_failures",
             "Trajectories (investigations as learning material) that could not be written.",
@@ -56,3 +65,8 @@ class ApiMetrics:
             "Incident-memory operations that failed (open, record, supersede, search).",
             ["op"], registry=self.registry,
         )  # fmt: skip
+
+    def count_evolution(self, report: Mapping[str, Any]) -> None:
+        """An evolve run's verdicts, into `stackgraph_knowledge_proposals_total`."""
+        for verdict in ("admitted", "rejected_inner", "rejected_outer"):
+            self.proposals.labels(verdict).inc(int(report.get(verdict, 0)))

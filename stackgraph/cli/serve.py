@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,8 +36,15 @@ def serve(
     if schedule:
         from stackgraph.scheduler import build_scheduler, default_jobs
 
-        # the scheduler's jobs take the writer lease per run, like the CronJobs would
-        scheduler = build_scheduler(settings, default_jobs(settings))
+        # the scheduler's jobs take the writer lease per run, like the CronJobs would; an
+        # evolve job's verdicts are counted on /metrics
+        metrics = api.state.metrics
+
+        def counted(outcome: Any) -> None:
+            if outcome.evolution is not None:
+                metrics.count_evolution(outcome.evolution)
+
+        scheduler = build_scheduler(settings, default_jobs(settings), on_outcome=counted)
         scheduler.start()
     err.print(f"stackgraph API on http://{host}:{port} (graph {settings.graph!r})")
     try:

@@ -185,3 +185,21 @@ def test_schedule_run_in_foreground_stops_on_sigterm(
             proc.wait()
     assert proc.returncode == 0, stderr
     assert "schedule: job static ok" in stderr
+
+
+def test_evolve_is_a_scheduled_job_and_its_verdicts_are_counted(
+    settings: Settings, store: GraphStore
+) -> None:
+    from stackgraph.api.metrics import ApiMetrics
+
+    every = settings.model_copy(update={"schedule_evolve_interval_s": 86400.0})
+    job = next(j for j in default_jobs(every) if j.name == "evolve")
+    assert job.kind == "evolve" and job.interval_s == 86400.0
+    assert not any(j.kind == "evolve" for j in default_jobs(settings))
+    outcome = run_job(every, job, store)  # nothing labelled yet: nothing to propose
+    assert outcome.status == "ok" and outcome.evolution is not None
+    assert outcome.evolution["proposals"] == 0 and outcome.detail.startswith("0 proposal")
+    metrics = ApiMetrics()
+    metrics.count_evolution({"admitted": 1, "rejected_inner": 2, "rejected_outer": 0})
+    text = __import__("prometheus_client").generate_latest(metrics.registry).decode()
+    assert 'stackgraph_knowledge_proposals_total{verdict="rejected_inner"} 2.0' in text
