@@ -13,6 +13,7 @@ cause. Cost is the tool calls the floor made (counted, so alike runs cost alike)
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,22 +23,27 @@ from typing import Any
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
 from stackgraph.memory.knowledge import (
+    Item,
     Knowledge,
+    Proposal,
     Trajectory,
     live,
     mine,
     promotion_records,
     trajectories,
 )
-from stackgraph.rca import Alert, Planner
-from stackgraph.rca.agent import Agent, ToolContext
+from stackgraph.memory.knowledge.evolution import MODEL_PROMPT, from_model
+from stackgraph.memory.knowledge.profile import profile_items
+from stackgraph.rca import Alert, Investigation, Planner
+from stackgraph.rca.agent import Agent, AgentRun, ToolContext
 from stackgraph.rca.model import Plan
 from stackgraph.rca.programs import playbook_names
+from stackgraph.rca.programs.model_stages import ModelClient, Refused
 from stackgraph.store import GraphReader, GraphStore
 
 from .gates import Score, Verdict, judge, stratified_testbed
 
-__all__ = ["Case", "IncidentReplay", "evolve", "sandbox"]
+__all__ = ["Case", "IncidentReplay", "diagnose", "evolve", "evolve_with", "sandbox", "tool_context"]
 
 TESTBED = 40
 """Incidents in the outer gate's testbed (stratified), beside the proposal's own."""
@@ -55,9 +61,23 @@ class Case:
 Context = Callable[[GraphReader, Alert, Plan, Knowledge], ToolContext]
 
 
+def diagnose(
+    planner: Planner, inv: Investigation, knowledge: Knowledge, context: Context, agent: Agent,
+    truth: str,
+) -> tuple[Plan, AgentRun, Score]:  # fmt: skip
+    """One incident re-investigated with `knowledge`: the plan (its program choice), the
+    agent's run (its tool order and anti-patterns) and the score against `truth`."""
+    plan = replace(planner, knowledge=lambda _store: knowledge).first(inv)[0]
+    run = agent.investigate(inv.alert, plan, context(inv.store, inv.alert, plan, knowledge))
+    first = plan.candidates[0].service if plan.candidates else None
+    calls = sum(len(h.evidence) for h in run.hypotheses)
+    return plan, run, Score((run.conclusion or first) == truth, float(calls))
+
+
 @dataclass
 class IncidentReplay:
-    """`eval.gates.Replay` over labelled incidents, on one (sandbox) graph."""
+    """`eval.gates.Replay` over labelled incidents, on one (sandbox) graph: each one planned
+    afresh as of its time."""
 
     store: GraphReader
     planner: Planner
@@ -66,19 +86,14 @@ class IncidentReplay:
     agent: Agent
 
     def __call__(self, knowledge: Knowledge, ids: Sequence[str]) -> dict[str, Score]:
-        planner = replace(self.planner, knowledge=lambda _store: knowledge)
         out: dict[str, Score] = {}
         for fp in ids:
             case = self.cases.get(fp)
-            if case is None:
-                continue
-            plan = planner(self.store, case.alert, at=case.at, as_of=case.at)
-            ctx = self.context(self.store, case.alert, plan, knowledge)
-            run = self.agent.investigate(case.alert, plan, ctx)
-            first = plan.candidates[0].service if plan.candidates else None
-            named = run.conclusion or first
-            calls = sum(len(h.evidence) for h in run.hypotheses)
-            out[fp] = Score(named == case.root_cause, float(calls))
+            if case is not None:
+                inv = self.planner.investigation(self.store, case.alert, at=case.at,
+                                                 as_of=case.at)  # fmt: skip
+                out[fp] = diagnose(self.planner, inv, knowledge, self.context, self.agent,
+                                   case.root_cause)[2]  # fmt: skip
         return out
 
 
@@ -104,30 +119,63 @@ def sandbox(store: GraphStore) -> Iterator[GraphStore]:
             writer.drop_graph()
 
 
-def tool_context(settings: Settings) -> Context:
+def tool_context(settings: Settings, logs: Any = None) -> Context:
+    """The agent's tools as `serve` gives them (its Prometheus, the read path's logs)."""
+
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
-        return ToolContext(store=store, alert=alert, plan=plan, at=alert.starts_at,
+        return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           knowledge=knowledge)  # fmt: skip
+                           logs=logs, knowledge=knowledge)  # fmt: skip
 
     return make
+
+
+def model_proposals(client: ModelClient, labelled: Sequence[Trajectory],
+                    k: Knowledge) -> tuple[list[Proposal], list[str]]:  # fmt: skip
+    """Proposals from the model (with OLLAMA_HOST): the same gates judge them."""
+    books = playbook_names()
+    doc = {"programs": books, "knowledge": k.to_dict(),
+           "trajectories": [t.to_dict() for t in labelled[-200:]]}  # fmt: skip
+    messages = [{"role": "system", "content": MODEL_PROMPT},
+                {"role": "user", "content": json.dumps(doc, default=str)}]  # fmt: skip
+
+    def accept(text: str) -> list[Proposal]:
+        try:
+            return from_model(json.loads(text), labelled, books)
+        except ValueError as exc:
+            raise Refused([str(exc)]) from exc
+
+    found, _, said = client.until_accepted(messages, accept, "proposals")
+    return found or [], said
 
 
 def evolve_with(
     current: Knowledge,
     labelled: Sequence[Trajectory],
     replay: Callable[[Knowledge, Sequence[str]], Mapping[str, Score]],
+    extra: Sequence[Proposal] = (),
 ) -> tuple[Knowledge, list[Verdict]]:
-    """Every proposal mined from `labelled`, judged in turn against the knowledge as it
-    stands (a promotion is what the next proposal is judged against)."""
+    """Every proposal mined from `labelled` (and `extra`, the model's), judged in turn
+    against the knowledge as it stands (a promotion is what the next one is judged by)."""
     verdicts: list[Verdict] = []
-    for proposal in mine(labelled, current, playbook_names()):
+    for proposal in [*mine(labelled, current, playbook_names()), *extra]:
         bed = stratified_testbed(labelled, proposal.sources, TESTBED)
         verdict = judge(proposal, current, replay, bed)
         verdicts.append(verdict)
         if verdict.promoted is not None:
             current = verdict.promoted
     return current, verdicts
+
+
+def _with_profile(k: Knowledge, profile: Sequence[Item]) -> Knowledge:
+    """`k` with its K1 items replaced by `profile` when they differ (a new version, noted as
+    derived: the profile is read off the world-model, not learned, so it is not gated)."""
+    old = [i for i in k.items if i.tier == "K1"]
+    if [i.to_dict() for i in old] == [i.to_dict() for i in profile] or not profile:
+        return k
+    rest = [i for i in k.items if i.tier != "K1"]
+    nxt = k.with_items([*rest, *profile], "K1 refreshed from the world-model")
+    return Knowledge(nxt.version, nxt.items, nxt.parent, nxt.note, {"derived": "world-model"})
 
 
 def evolve(
@@ -137,11 +185,19 @@ def evolve(
     passes (unless `dry_run`); the report lists every verdict."""
     labelled = [t for t in trajectories(store, since) if t.label != "pending"]
     start = live(store)
+    refreshed = _with_profile(start, profile_items(store))
+    said: list[str] = []
+    extra: list[Proposal] = []
+    if settings.ollama_host:
+        extra, said = model_proposals(ModelClient(settings.ollama_host, settings.agent_model),
+                                      labelled, refreshed)  # fmt: skip
     with sandbox(store) as copy:
         replay = IncidentReplay(copy, Planner.from_settings(settings), cases_of(labelled),
                                 tool_context(settings), Agent())  # fmt: skip
-        final, verdicts = evolve_with(start, labelled, replay)
+        final, verdicts = evolve_with(refreshed, labelled, replay, extra)
     promoted = [v.promoted for v in verdicts if v.promoted is not None]
+    if refreshed is not start:
+        promoted.insert(0, refreshed)
     if promoted and not dry_run:
         with GraphIngestor(store, who="evolve") as writer:
             for k in promoted:
@@ -149,8 +205,9 @@ def evolve(
     return {
         "trajectories": len(labelled), "knowledge_before": start.version,
         "knowledge_after": final.version if promoted and not dry_run else start.version,
+        "profile_refreshed": refreshed is not start, "model": said or None,
         "dry_run": dry_run, "proposals": len(verdicts),
-        "admitted": len(promoted),
+        "admitted": sum(1 for v in verdicts if v.promoted is not None),
         "rejected_inner": sum(1 for v in verdicts if not v.inner.passed),
         "rejected_outer": sum(1 for v in verdicts if v.outer is not None and not v.outer.passed),
         "verdicts": [v.as_dict() for v in verdicts],

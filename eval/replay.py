@@ -139,6 +139,8 @@ class Replay:
     seconds: dict[str, float]
     notes: list[str] = field(default_factory=list)
     attempts: list[AttemptRecord] = field(default_factory=list)
+    investigation: Any = None
+    """The plan's `Investigation` (its engine and cache), for what replays it again."""
 
     @property
     def failed_open(self) -> bool:
@@ -237,7 +239,8 @@ class Replayer:
         unranked = sorted(s for s in case.services if s not in ranked)
         if unranked and plan.candidates:
             notes.append(f"{len(unranked)} service(s) outside the plan, appended by name")
-        return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes, attempts)
+        return Replay(case, ranked + unranked, plan, fired, observed, seconds, notes, attempts,
+                      inv)  # fmt: skip
 
     def _attempts(self, inv: Any, alert: Alert, case: Case, first: Attempt) -> list[AttemptRecord]:
         """The plan's attempt (`first`), then stages 2-3 on its engine while feedback (the

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .items import Item, Knowledge
 from .trajectory import Trajectory
@@ -162,4 +163,51 @@ def _deletions(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal]
             ids = tuple(t.fingerprint for t in used)
             why = f"{len(wrong)} of {len(used)} runs using it were wrong"
             out.append(Proposal("delete", item, ids, why))
+    return out
+
+
+MODEL_PROMPT = """You improve how root causes are diagnosed on this platform. Below are labelled
+investigation trajectories grouped by alert signature (alertname:service), and the current
+knowledge. Propose small, atomic changes as JSON: {"proposals": [{"op": "add"|"update"|"delete",
+"kind": "skeleton"|"rule"|"program", "signature": SIG, "polarity": "+"|"-", "text": WHY,
+"data": {...}}]}. A skeleton's data is {"tools": [tool, ...]} (checks to run first, in order);
+a rule's data is {"tool": tool} (with polarity "-": a check to skip); a program's data is
+{"program": one of PROGRAMS}. Every proposal is judged by replaying incidents; only what is
+strictly better and regresses nothing is kept."""
+
+
+def from_model(data: object, trajectories: Sequence[Trajectory],
+               playbooks: Sequence[str]) -> list[Proposal]:  # fmt: skip
+    """The model's proposals, checked for shape: ValueError naming what is wrong."""
+    if not isinstance(data, dict) or not isinstance(data.get("proposals"), list):
+        raise ValueError('expected {"proposals": [...]}')
+    by_sig: dict[str, list[str]] = defaultdict(list)
+    for t in trajectories:
+        if t.label != "pending":
+            by_sig[t.signature].append(t.fingerprint)
+    out: list[Proposal] = []
+    for n, p in enumerate(data["proposals"], 1):
+        if not isinstance(p, dict):
+            raise ValueError(f"proposal {n}: expected an object")
+        op, kind, sig = p.get("op"), p.get("kind"), str(p.get("signature", ""))
+        raw = p.get("data")
+        body: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+        if op not in ("add", "update", "delete") or kind not in ("skeleton", "rule", "program"):
+            raise ValueError(
+                f"proposal {n}: op must be add/update/delete, kind skeleton/rule/program"
+            )
+        if sig not in by_sig:
+            raise ValueError(f"proposal {n}: signature {sig!r} has no labelled trajectory")
+        if kind == "program" and body.get("program") not in playbooks:
+            raise ValueError(f"proposal {n}: program must be one of {list(playbooks)}")
+        if kind == "skeleton" and not all(isinstance(x, str) for x in body.get("tools") or [1]):
+            raise ValueError(f"proposal {n}: a skeleton's data is {{'tools': [names]}}")
+        if kind == "rule" and not isinstance(body.get("tool"), str):
+            raise ValueError(f"proposal {n}: a rule's data is {{'tool': name}}")
+        tier = "K2" if kind == "skeleton" else "K3"
+        suffix = f":{body['tool']}" if kind == "rule" else ""
+        item = Item(f"{tier}:{kind}:{sig}{suffix}", kind, str(p.get("text", ""))[:500], sig,
+                    "-" if p.get("polarity") == "-" else "+", dict(body),
+                    {"source": "model"})  # fmt: skip
+        out.append(Proposal(op, item, tuple(by_sig[sig]), f"the model: {item.text}"))
     return out

@@ -120,3 +120,45 @@ def eval_e2e(
     wide = out if out.is_terminal else Console(width=200)  # into a pipe: no wrapping
     wide.print(table(card))
     sys.stdout.write("\n" + markdown(card) + "".join(f"\nnote: {n}" for n in card["notes"]) + "\n")
+
+
+@eval_app.command("evolve")
+def eval_evolve(
+    ctx: typer.Context,
+    dataset: Annotated[str, typer.Option("--dataset", help="A dataset, as for `eval`.")],
+    path: Annotated[Path | None, typer.Option("--path", help="The dataset's folder.")] = None,
+    adapter: Annotated[str | None, typer.Option("--adapter", help="module:function.")] = None,
+    every: Annotated[int, typer.Option(help="Evolve after every N incidents.")] = 10,
+    limit: Annotated[int | None, typer.Option(help="Only the first N cases.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Learning from feedback in time order: each incident diagnosed before its own
+    feedback, with the knowledge evolved so far and with evolution off; every N incidents
+    the labelled trajectories are mined and each proposal judged by the dual gate."""
+    from stackgraph.eval.evolve_experiment import experiment
+
+    settings = state_of(ctx).settings()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with open_store(settings) as store, _progress() as bar:
+        task = bar.add_task(f"evolve {dataset}", total=None)
+
+        def progress(done: int, total: int, case_id: str) -> Any:
+            bar.update(task, completed=done, total=total, description=f"evolve {case_id}")
+
+        report = experiment(dataset, path, store, settings=settings, adapter=adapter,
+                            every=max(1, every), limit=limit, progress=progress)  # fmt: skip
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+        return
+    off, on = report["off"], report["on"]
+    out.print(f"{report['dataset']}: {report['incidents']} incidents, evolved every "
+              f"{report['every']}; {report['proposals']} proposal(s), {report['admitted']} "
+              f"admitted, {report['rejected_inner']} rejected by the inner gate, "
+              f"{report['rejected_outer']} by the outer")  # fmt: skip
+    for arm, m in (("evolution off", off), ("evolution on", on)):
+        out.print(f"  {arm}: AC@1 {100 * m['ac1']:.1f} (plan {100 * m['plan_ac1']:.1f}), "
+                  f"Validated precision {m['validated_precision']} ({m['validated']}), "
+                  f"{m['tool_calls_per_incident']} tool calls, "
+                  f"{m['seconds_per_incident']} s")  # fmt: skip
+    for item in report["admitted_items"]:
+        out.print(f"  admitted after incident {item['after_incident']}: {item['proposal']}")

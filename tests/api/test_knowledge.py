@@ -63,11 +63,17 @@ def test_trajectories_evolve_and_knowledge_in_use(settings: Settings, store: Gra
         assert t.leads[0] == "payment" and t.steps[0].tool == "query_stack_graph"
         assert any(s.verdict == "supports" and s.suspect == "payment" for s in t.steps)
 
-        # evolve: the floor's check that found payment each time is proposed as the
-        # signature's skeleton; it changes nothing here, so the strict clause rejects it
+        # evolve: the first run reads the system profile (K1) off the world-model into a
+        # version of its own; the floor's check that found payment each time is proposed as
+        # the signature's skeleton and changes nothing here, so the strict clause rejects it
+        first = evolve(store, settings)
+        assert first["profile_refreshed"] is True and first["knowledge_after"] == 1
+        profile = {i.id: i.text for i in live(store).items if i.tier == "K1"}
+        assert "hot paths" in profile["K1:profile:hot"] and "payment" in profile["K1:profile:hot"]
         before = json.dumps(live(store).to_dict(), sort_keys=True)
         report = evolve(store, settings)
         assert report["trajectories"] == 3 and report["admitted"] == 0
+        assert report["profile_refreshed"] is False
         ids = {v["proposal"]["item"]["id"]: v for v in report["verdicts"]}
         skeleton = ids[f"K2:skeleton:{SIG}"]
         assert skeleton["inner"]["passed"] is False and "no better" in skeleton["inner"]["why"]
@@ -75,8 +81,8 @@ def test_trajectories_evolve_and_knowledge_in_use(settings: Settings, store: Gra
         assert not [k for k in store.conn.keys(f"{settings.graph}_sandbox_*")]  # dropped
 
         # knowledge in use: a promoted anti-pattern and program choice for this signature
-        k = shipped().with_items([
-            *shipped().items,
+        k = live(store).with_items([
+            *live(store).items,
             Item(f"K3:rule:{SIG}:query_stack_graph", "rule", "not here", SIG, "-",
                  {"tool": "query_stack_graph"}),
             Item(f"K3:program:{SIG}", "program", "errors playbook", SIG,
@@ -105,11 +111,11 @@ def test_trajectories_evolve_and_knowledge_in_use(settings: Settings, store: Gra
         return proc.stdout
 
     rows = json.loads(sg("knowledge", "list", "--json"))
-    assert [(r["version"], bool(r["live"])) for r in rows] == [(1, True), (0, False)]
-    assert f"+ K3:rule:{SIG}:query_stack_graph" in sg("knowledge", "diff", "0", "1")
-    assert "version 2 is live" in sg("knowledge", "revert", "0")
+    assert [(r["version"], bool(r["live"])) for r in rows] == [(2, True), (1, False), (0, False)]
+    assert f"+ K3:rule:{SIG}:query_stack_graph" in sg("knowledge", "diff", "1", "2")
+    assert "version 3 is live" in sg("knowledge", "revert", "0")
     assert json.loads(sg("knowledge", "show", "--json"))["items"] == shipped().to_dict()["items"]
     lines = sg("trajectories", "export", "--label", "correct").splitlines()
     assert sorted(json.loads(x)["fingerprint"] for x in lines) == ["k1", "k2", "k3"]
     dry = json.loads(sg("evolve", "--dry-run", "--json"))
-    assert dry["dry_run"] is True and dry["admitted"] == 0 and dry["knowledge_after"] == 2
+    assert dry["dry_run"] is True and dry["admitted"] == 0 and dry["knowledge_after"] == 3

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from sgtest import ScriptedModel
+
 from stackgraph.eval.gates import COST_BAND, Score, judge, stratified_testbed
 from stackgraph.memory.knowledge import Item, Knowledge, Proposal, Trajectory, mine, shipped
 
@@ -103,3 +105,22 @@ def test_miners_and_the_stratified_testbed() -> None:
     assert not any("HighErrorRate" in i for i in found)  # one run is an anecdote
     bed = stratified_testbed(runs, exclude=("t1",), size=3)
     assert "t1" not in bed and "t4" not in bed and "e1" in bed and len(bed) == 3
+
+
+def test_the_models_proposals_are_checked_and_repaired(scripted_model: ScriptedModel) -> None:
+    from stackgraph.eval.evolution import model_proposals
+    from stackgraph.rca.programs.model_stages import ModelClient
+
+    runs = [trajectory("t1", "partial", "db", ("api", "db"), 1.0),
+            trajectory("t2", "wrong", "db", ("api",), 2.0)]  # fmt: skip
+    wrong_sig = {"proposals": [{"op": "add", "kind": "program", "signature": "Nope:x",
+                                "data": {"program": "errors"}}]}  # fmt: skip
+    good = {"proposals": [{"op": "add", "kind": "program", "signature": "HighLatency:web",
+                           "text": "errors first", "data": {"program": "errors"}}]}  # fmt: skip
+    scripted_model.script = [{"content": json.dumps(wrong_sig)}, {"content": json.dumps(good)}]
+    found, said = model_proposals(ModelClient(scripted_model.url, "m"), runs, shipped())
+    assert said and "signature 'Nope:x' has no labelled trajectory" in said[0]
+    assert [(p.op, p.item.id, p.item.data["program"]) for p in found] == [
+        ("add", "K3:program:HighLatency:web", "errors")
+    ]
+    assert found[0].sources == ("t1", "t2") and found[0].item.provenance["source"] == "model"
