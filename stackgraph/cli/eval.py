@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +14,21 @@ import typer
 from rich.console import Console
 
 from .app import _progress, app, open_store, out, state_of
+
+
+@contextmanager
+def replaying(settings: Any, verb: str, dataset: str) -> Iterator[tuple[Any, Any]]:
+    """The store and a progress callback `(done, total, case_id)` for a replay command; a
+    SIGTERM unwinds like Ctrl-C, so the Prometheus the replay started is stopped too."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with open_store(settings) as store, _progress() as bar:
+        task = bar.add_task(f"{verb} {dataset}", total=None)
+
+        def progress(done: int, total: int, case_id: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{verb} {case_id}")
+
+        yield store, progress
+
 
 eval_app = typer.Typer(
     help="Replay labelled incidents (`--dataset`), or score memory retrieval (`eval memory`).",
@@ -59,14 +76,7 @@ def eval_cmd(
     if dataset is None:
         raise typer.BadParameter("give --dataset NAME (or the `memory` subcommand)")
     settings = state_of(ctx).settings()
-    # SIGTERM unwinds like Ctrl-C, so the Prometheus the replay started is stopped too
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    with open_store(settings) as store, _progress() as bar:
-        task = bar.add_task(f"replay {dataset}", total=None)
-
-        def progress(done: int, total: int, case_id: str) -> Any:
-            bar.update(task, completed=done, total=total, description=f"replay {case_id}")
-
+    with replaying(settings, "replay", dataset) as (store, progress):
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
                         progress=progress, ablation=ablation,
                         attempts=max(0, attempts))  # fmt: skip
@@ -105,13 +115,7 @@ def eval_e2e(
     from stackgraph.eval.e2e import markdown, run_e2e, table
 
     settings = state_of(ctx).settings()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    with open_store(settings) as store, _progress() as bar:
-        task = bar.add_task(f"e2e {dataset}", total=None)
-
-        def progress(done: int, total: int, case_id: str) -> Any:
-            bar.update(task, completed=done, total=total, description=f"e2e {case_id}")
-
+    with replaying(settings, "e2e", dataset) as (store, progress):
         card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
                        distractor=distractor, progress=progress)  # fmt: skip
     if as_json:
@@ -138,13 +142,7 @@ def eval_evolve(
     from stackgraph.eval.evolve_experiment import experiment
 
     settings = state_of(ctx).settings()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    with open_store(settings) as store, _progress() as bar:
-        task = bar.add_task(f"evolve {dataset}", total=None)
-
-        def progress(done: int, total: int, case_id: str) -> Any:
-            bar.update(task, completed=done, total=total, description=f"evolve {case_id}")
-
+    with replaying(settings, "evolve", dataset) as (store, progress):
         report = experiment(dataset, path, store, settings=settings, adapter=adapter,
                             every=max(1, every), limit=limit, progress=progress)  # fmt: skip
     if as_json:
