@@ -50,13 +50,14 @@ class Planner:
         the configured program (the plan says why)."""
         step = Attempt(1, program or self.program, "configured")
         used: list[str] = []
-        engine = inv.engine()
         learned = self._learned(inv) if program is None else None
         if learned is not None:
             step, used = learned
-        elif program is None and self.select and isinstance(engine, Engine):
+        elif program is None and self.select:
             try:
-                step = select(engine, inv.alert)
+                engine = inv.engine()
+                if isinstance(engine, Engine):
+                    step = select(engine, inv.alert)
             except Exception as exc:  # the read path fails open; so does its choice
                 step = Attempt(1, self.program, f"stage 1 failed: {type(exc).__name__}: {exc}")
         return inv.plan(step.program, why=step.why, knowledge=used), step
