@@ -74,7 +74,7 @@ def test_only_the_writer_sends_writes_to_the_store() -> None:
         if Path(call.split(":")[0]) != WRITER
     ]
     assert found == []
-    assert len(_write_calls(WRITER)) == 2  # GraphIngestor._write and drop_graph
+    assert len(_write_calls(WRITER)) == 3  # GraphIngestor._write, drop_graph, copy_graph
 
 
 def test_memory_writes_are_validated_before_anything_is_written(store: GraphStore) -> None:
