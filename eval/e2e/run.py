@@ -57,6 +57,18 @@ def _ranking(services: list[str], known: tuple[str, ...]) -> list[str]:
     return ranked + sorted(s for s in known if s not in ranked)
 
 
+def first_plan(plan: dict[str, Any]) -> list[str]:
+    """The ranking the investigation started from: an escalated incident's plan is its
+    last attempt's (leads refuted before are ranked last), so the first attempt's leads,
+    then the rest of the final plan, stand for the plan the agent was given first."""
+    final = [str(c["service"]) for c in plan.get("candidates") or []]
+    attempts = (plan.get("program") or {}).get("attempts") or []
+    if not attempts:
+        return final
+    lead = [str(s) for s in attempts[0].get("top") or []]
+    return lead + [s for s in final if s not in lead]
+
+
 def _outcome(
     case: Case,
     arm: str,
@@ -77,7 +89,7 @@ def _outcome(
         root_cause=case.root_cause,
         arm=arm,
         alert=fired,
-        plan_ranking=_ranking([c["service"] for c in plan.get("candidates") or []], case.services),
+        plan_ranking=_ranking(first_plan(plan), case.services),
         state=str(detail.get("state")),
         ending=detail.get("ending"),
         conclusion=conclusion,

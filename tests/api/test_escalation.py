@@ -50,6 +50,7 @@ def on_web(fingerprint: str) -> dict[str, Any]:
 
 
 def investigated(settings: Settings, store: GraphStore, fp: str) -> tuple[dict[str, Any], str]:
+    settings = settings.model_copy(update={"investigate_attempts": 2})
     app = create_app(settings, store=store, token=TOKEN, memory_fn=lambda st: None)
     auth = {"Authorization": f"Bearer {TOKEN}"}
     with serve_in_thread(app) as url:

@@ -230,3 +230,13 @@ def test_a_missing_dataset_folder_is_a_clear_error(settings: Settings, store: Gr
         run_e2e("nezha", Path("/no/such/folder"), store, settings=settings)
     with pytest.raises(DatasetError, match="needs --path"):
         run_e2e("nezha", None, store, settings=settings)
+
+
+def test_an_escalated_incident_is_scored_on_the_plan_it_started_from() -> None:
+    from stackgraph.eval.e2e.run import first_plan
+
+    attempts = [{"top": ["a", "b", "c"]}, {"top": ["d", "e", "a"]}]
+    final = {"candidates": [{"service": s} for s in ("d", "e", "a", "b", "c")],
+             "program": {"attempts": attempts}}  # fmt: skip
+    assert first_plan(final) == ["a", "b", "c", "d", "e"]
+    assert first_plan({"candidates": [{"service": "x"}]}) == ["x"]
