@@ -14,10 +14,11 @@ cause. Cost is the tool calls the floor made (counted, so alike runs cost alike)
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stackgraph.config import Settings
@@ -36,14 +37,25 @@ from stackgraph.memory.knowledge.evolution import MODEL_PROMPT, from_model
 from stackgraph.memory.knowledge.profile import profile_items
 from stackgraph.rca import Alert, Investigation, Planner
 from stackgraph.rca.agent import Agent, AgentRun, ToolContext
+from stackgraph.rca.agent.report import signature
 from stackgraph.rca.model import Plan
-from stackgraph.rca.programs import playbook_names
+from stackgraph.rca.programs import BUILTIN, DEFAULT_PROGRAM, fusion_roles, playbook_names
 from stackgraph.rca.programs.model_stages import ModelClient, Refused
+from stackgraph.rca.programs.stages import compositions
 from stackgraph.store import GraphReader, GraphStore
 
 from .gates import Score, Verdict, judge, stratified_testbed
 
-__all__ = ["Case", "IncidentReplay", "diagnose", "evolve", "evolve_with", "sandbox", "tool_context"]
+__all__ = [
+    "Case",
+    "Diagnoser",
+    "Diagnosis",
+    "IncidentReplay",
+    "evolve",
+    "evolve_with",
+    "sandbox",
+    "tool_context",
+]
 
 TESTBED = 40
 """Incidents in the outer gate's testbed (stratified), beside the proposal's own."""
@@ -61,39 +73,64 @@ class Case:
 Context = Callable[[GraphReader, Alert, Plan, Knowledge], ToolContext]
 
 
-def diagnose(
-    planner: Planner, inv: Investigation, knowledge: Knowledge, context: Context, agent: Agent,
-    truth: str,
-) -> tuple[Plan, AgentRun, Score]:  # fmt: skip
-    """One incident re-investigated with `knowledge`: the plan (its program choice), the
-    agent's run (its tool order and anti-patterns) and the score against `truth`."""
-    plan = replace(planner, knowledge=lambda _store: knowledge).first(inv)[0]
-    run = agent.investigate(inv.alert, plan, context(inv.store, inv.alert, plan, knowledge))
-    first = plan.candidates[0].service if plan.candidates else None
-    calls = sum(len(h.evidence) for h in run.hypotheses)
-    return plan, run, Score((run.conclusion or first) == truth, float(calls))
+@dataclass(frozen=True)
+class Diagnosis:
+    plan: Plan
+    run: AgentRun
+    score: Score
+    seconds: float
+
+
+class Diagnoser:
+    """Re-investigates an incident with a knowledge version: the plan (its program choice)
+    from the incident's engine, then the agent's run (its tool order and anti-patterns),
+    scored against the label. The agent's run is memoised on what it depends on: the
+    plan's windows and candidates (rank, prior, checks) and the knowledge the floor reads,
+    so a proposal that leaves a plan as it was costs no second run."""
+
+    def __init__(self, planner: Planner, context: Context, agent: Agent) -> None:
+        self.planner, self.context, self.agent = planner, context, agent
+        self._runs: dict[tuple[Any, ...], tuple[AgentRun, float]] = {}
+
+    def __call__(self, inv: Investigation, knowledge: Knowledge, truth: str) -> Diagnosis:
+        t0 = time.perf_counter()
+        plan = replace(self.planner, knowledge=lambda _store: knowledge).first(inv)[0]
+        order, avoid, _ = knowledge.tool_plan(signature(inv.alert))
+        key = (inv.alert.fingerprint, plan.window, plan.baseline, tuple(order),
+               tuple(sorted(avoid)), tuple((c.service, c.score, tuple(c.suggested_tools))
+                                           for c in plan.candidates))  # fmt: skip
+        if key not in self._runs:
+            ctx = self.context(inv.store, inv.alert, plan, knowledge)
+            self._runs[key] = (self.agent.investigate(inv.alert, plan, ctx),
+                               time.perf_counter() - t0)  # fmt: skip
+        run, seconds = self._runs[key]
+        first = plan.candidates[0].service if plan.candidates else None
+        calls = sum(len(h.evidence) for h in run.hypotheses)
+        return Diagnosis(plan, run, Score((run.conclusion or first) == truth, float(calls)),
+                         seconds)  # fmt: skip
 
 
 @dataclass
 class IncidentReplay:
     """`eval.gates.Replay` over labelled incidents, on one (sandbox) graph: each one planned
-    afresh as of its time."""
+    as of its time, once; later knowledge versions re-rank from its engine's cache."""
 
     store: GraphReader
     planner: Planner
     cases: Mapping[str, Case]
-    context: Context
-    agent: Agent
+    diagnose: Diagnoser
+    _invs: dict[str, Investigation] = field(default_factory=dict)
 
     def __call__(self, knowledge: Knowledge, ids: Sequence[str]) -> dict[str, Score]:
         out: dict[str, Score] = {}
         for fp in ids:
             case = self.cases.get(fp)
-            if case is not None:
-                inv = self.planner.investigation(self.store, case.alert, at=case.at,
-                                                 as_of=case.at)  # fmt: skip
-                out[fp] = diagnose(self.planner, inv, knowledge, self.context, self.agent,
-                                   case.root_cause)[2]  # fmt: skip
+            if case is None:
+                continue
+            if fp not in self._invs:
+                self._invs[fp] = self.planner.investigation(self.store, case.alert, at=case.at,
+                                                            as_of=case.at)  # fmt: skip
+            out[fp] = self.diagnose(self._invs[fp], knowledge, case.root_cause).score
         return out
 
 
@@ -149,6 +186,14 @@ def model_proposals(client: ModelClient, labelled: Sequence[Trajectory],
     return found or [], said
 
 
+def default_compositions() -> dict[str, list[dict[str, Any]]]:
+    """Stage 2's fusions of the default program's scorers, as program choices to propose
+    (the default itself left out)."""
+    sources, _ = fusion_roles(DEFAULT_PROGRAM, BUILTIN)
+    made = compositions(DEFAULT_PROGRAM, BUILTIN, list(sources), ())
+    return {p.name: [b.to_dict() for b in p.bindings] for p in made if p.name != "every-source"}
+
+
 def evolve_with(
     current: Knowledge,
     labelled: Sequence[Trajectory],
@@ -158,7 +203,8 @@ def evolve_with(
     """Every proposal mined from `labelled` (and `extra`, the model's), judged in turn
     against the knowledge as it stands (a promotion is what the next one is judged by)."""
     verdicts: list[Verdict] = []
-    for proposal in [*mine(labelled, current, playbook_names()), *extra]:
+    for proposal in [*mine(labelled, current, playbook_names(), default_compositions()),
+                     *extra]:  # fmt: skip
         bed = stratified_testbed(labelled, proposal.sources, TESTBED)
         verdict = judge(proposal, current, replay, bed)
         verdicts.append(verdict)
@@ -192,8 +238,9 @@ def evolve(
         extra, said = model_proposals(ModelClient(settings.ollama_host, settings.agent_model),
                                       labelled, refreshed)  # fmt: skip
     with sandbox(store) as copy:
-        replay = IncidentReplay(copy, Planner.from_settings(settings), cases_of(labelled),
-                                tool_context(settings), Agent())  # fmt: skip
+        planner = Planner.from_settings(settings)
+        replay = IncidentReplay(copy, planner, cases_of(labelled),
+                                Diagnoser(planner, tool_context(settings), Agent()))  # fmt: skip
         final, verdicts = evolve_with(refreshed, labelled, replay, extra)
     promoted = [v.promoted for v in verdicts if v.promoted is not None]
     if refreshed is not start:

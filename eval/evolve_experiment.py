@@ -15,9 +15,8 @@ tool calls and seconds per incident; per gate, the proposals rejected, with exam
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from stackgraph.rca.agent import Agent, AgentRun, HypothesisState
 from stackgraph.rca.outcome import IncidentOutcome
 from stackgraph.store import GraphStore
 
-from .evolution import diagnose, evolve_with, tool_context
+from .evolution import Diagnoser, evolve_with, tool_context
 from .gates import Score, Verdict
 from .harness import dataset_prometheus, load, manifests_beside
 from .openmetrics import place
@@ -94,25 +93,11 @@ def experiment(
         live = settings.model_copy(update=sources)
         replayer = Replayer(store, live, manifests_beside(path), keep_graphs=True, attempts=0)
         context = tool_context(live, replayer.planner.logs)
-        runs: dict[tuple[Any, ...], tuple[AgentRun, Score, float]] = {}
-
-        def judge_one(
-            inv: Investigation, k: Knowledge, truth: str
-        ) -> tuple[Any, AgentRun, Score, float]:
-            t = time.perf_counter()
-            chosen = k.program_for(_sig(inv))
-            floor_knows = k.tool_plan(_sig(inv))[2]  # what of k the floor's run depends on
-            key = (inv.alert.fingerprint, k.digest if floor_knows else "",
-                   chosen.id if chosen is not None else "")  # fmt: skip
-            if key in runs:  # the same inputs: the same run (and what it took then)
-                plan = replace(replayer.planner, knowledge=lambda _s: k).first(inv)[0]
-                return plan, *runs[key]
-            plan, run, score = diagnose(replayer.planner, inv, k, context, agent, truth)
-            runs[key] = (run, score, time.perf_counter() - t)
-            return plan, *runs[key]
+        diagnose = Diagnoser(replayer.planner, context, agent)
 
         def replay(k: Knowledge, ids: Any) -> dict[str, Score]:
-            return {fp: judge_one(seen[fp].inv, k, seen[fp].truth)[2] for fp in ids if fp in seen}
+            return {fp: diagnose(seen[fp].inv, k, seen[fp].truth).score for fp in ids
+                    if fp in seen}  # fmt: skip
 
         try:
             for i, case in enumerate(cases):
@@ -124,10 +109,11 @@ def experiment(
                     continue
                 row: dict[str, Any] = {"case_id": case.case_id, "root_cause": case.root_cause}
                 for arm, k in (("off", shipped()), ("on", knowledge)):
-                    plan, run, score, secs = judge_one(inv, k, case.root_cause)
+                    d = diagnose(inv, k, case.root_cause)
+                    plan, run = d.plan, d.run
                     first = plan.candidates[0].service if plan.candidates else None
-                    row[arm] = {"correct": score.correct, "calls": score.cost, "seconds": secs,
-                                "plan_first": first == case.root_cause,
+                    row[arm] = {"correct": d.score.correct, "calls": d.score.cost,
+                                "seconds": d.seconds, "plan_first": first == case.root_cause,
                                 "validated": _validated(run), "program": plan.playbook}  # fmt: skip
                     if arm == "on":
                         outcome = IncidentOutcome(str(inv.alert.fingerprint), inv.alert,
@@ -147,12 +133,6 @@ def experiment(
                 with GraphIngestor(GraphStore(store.conn, key, store.where), who="eval") as w:
                     w.drop_graph()
     return _report(name, rows, verdicts, knowledge, every)
-
-
-def _sig(inv: Investigation) -> str:
-    from stackgraph.rca.agent.report import signature
-
-    return signature(inv.alert)
 
 
 def _report(name: str, rows: list[dict[str, Any]], verdicts: list[tuple[int, Verdict]],

@@ -4,8 +4,10 @@ copy, it is
 - **inner**: at least as accurate on the incidents it was mined from, replayed as they were,
   at a cost within COST_BAND, and strictly better on one of the two; and
 - **outer**: no less accurate on a testbed of the platform's other labelled incidents,
-  drawn stratified by family and time (`stratified_testbed`), and on any replay datasets the caller
-  adds (`datasets`).
+  drawn stratified by family and time (`stratified_testbed`), and on any replay datasets
+  the caller adds (`datasets`); and the outcomes it changes, its own incidents and the
+  testbed together, must be more fixes than breaks beyond chance (McNemar's exact test at
+  ALPHA): a handful of incidents is too few to learn a rule from.
 
 `replay(knowledge, incidents)` is the caller's: each incident re-investigated with that
 knowledge (the read path's plan, the agent's floor), scored against its label. The live
@@ -20,13 +22,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scipy.stats import binomtest
+
 from stackgraph.memory.knowledge import Knowledge, Proposal, Trajectory, apply
 
-__all__ = ["COST_BAND", "GateResult", "Score", "Verdict", "judge", "stratified_testbed"]
+__all__ = [
+    "ALPHA",
+    "COST_BAND",
+    "GateResult",
+    "Score",
+    "Verdict",
+    "judge",
+    "significant",
+    "stratified_testbed",
+]
 
 COST_BAND = 0.10
 """Cost (tool calls and reads, counted, not timed) may rise by a tenth for accuracy; a
 fall of more than a tenth is "strictly better" on its own."""
+ALPHA = 0.05
+"""The customary level: a change of outcomes is kept only when chance would give it less
+than one time in twenty."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +76,10 @@ def _summary(scores: Mapping[str, Score]) -> dict[str, float]:
             "cost": round(sum(s.cost for s in scores.values()) / n, 4)}  # fmt: skip
 
 
-def inner(
-    replay: Replay, live: Knowledge, candidate: Knowledge, sources: Sequence[str]
-) -> GateResult:
-    b, a = _summary(replay(live, sources)), _summary(replay(candidate, sources))
+def inner(before: Mapping[str, Score], after: Mapping[str, Score]) -> GateResult:
+    """On the proposal's own incidents (module docstring)."""
+    b, a = _summary(before), _summary(after)
+    sources = list(before)
     if a["accuracy"] < b["accuracy"]:
         why = "less accurate on its own incidents"
     elif a["cost"] > b["cost"] * (1 + COST_BAND):
@@ -76,19 +92,46 @@ def inner(
 
 
 def outer(
-    replay: Replay, live: Knowledge, candidate: Knowledge, bed: Sequence[str],
-    datasets: Datasets | None = None,
+    live: Mapping[str, Score], candidate: Mapping[str, Score], changed: tuple[int, int],
+    datasets: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
+    ranks: bool = False,
 ) -> GateResult:  # fmt: skip
-    b, a = _summary(replay(live, bed)), _summary(replay(candidate, bed))
+    """On the testbed (and replay datasets): no accuracy drop; and what the candidate
+    changes, over its own incidents and the testbed together (`changed`: incidents it
+    fixes, incidents it breaks), must be more than chance would give (`significant`). A
+    proposal that `ranks` (a program choice) must fix incidents: a plan that is only
+    cheaper to check ranks differently, and where it differs the past is no guide."""
+    b, a = _summary(live), _summary(candidate)
     before = {"testbed": b["accuracy"]}
     after = {"testbed": a["accuracy"]}
     if datasets is not None:
-        before |= {f"dataset:{k}": v for k, v in datasets(live).items()}
-        after |= {f"dataset:{k}": v for k, v in datasets(candidate).items()}
+        before |= {f"dataset:{k}": v for k, v in datasets[0].items()}
+        after |= {f"dataset:{k}": v for k, v in datasets[1].items()}
     fell = [k for k in before if after.get(k, 0.0) < before[k]]
+    n = len(live)
     if fell:
-        return GateResult("outer", False, f"accuracy fell on {fell}", len(bed), before, after)
-    return GateResult("outer", True, "no accuracy drop on the testbed", len(bed), before, after)
+        return GateResult("outer", False, f"accuracy fell on {fell}", n, before, after)
+    fixes, breaks = changed
+    if ranks and fixes == 0:
+        why = "a program choice changes the ranking: it must fix incidents, not only cost less"
+        return GateResult("outer", False, why, n, before, after)
+    if fixes + breaks and not significant(fixes, breaks):
+        why = (f"{fixes} incident(s) fixed against {breaks} broken is within chance "
+               f"(one-sided sign test, p >= {ALPHA})")  # fmt: skip
+        return GateResult("outer", False, why, n, before, after)
+    return GateResult("outer", True, "no accuracy drop on the testbed", n, before, after)
+
+
+def significant(fixes: int, breaks: int) -> bool:
+    """McNemar's exact test on the paired outcomes: more fixes than breaks, beyond
+    chance at ALPHA (one-sided binomial on the discordant pairs)."""
+    return fixes > breaks and binomtest(fixes, fixes + breaks, 0.5, "greater").pvalue < ALPHA
+
+
+def _changed(live: Mapping[str, Score], candidate: Mapping[str, Score]) -> tuple[int, int]:
+    fixes = sum(1 for k, s in candidate.items() if s.correct and not live[k].correct)
+    breaks = sum(1 for k, s in candidate.items() if not s.correct and live[k].correct)
+    return fixes, breaks
 
 
 def stratified_testbed(trajectories: Iterable[Trajectory], exclude: Iterable[str], size: int = 40,
@@ -129,10 +172,15 @@ def judge(
 ) -> Verdict:  # fmt: skip
     """Both gates on a copy; the promoted version (with its gate results) or None."""
     candidate = apply(live, proposal)
-    first = inner(replay, live, candidate, proposal.sources)
+    own_before, own_after = replay(live, proposal.sources), replay(candidate, proposal.sources)
+    first = inner(own_before, own_after)
     if not first.passed:
         return Verdict(proposal, first, None, None)
-    second = outer(replay, live, candidate, bed, datasets)
+    bed_before, bed_after = replay(live, bed), replay(candidate, bed)
+    own, other = _changed(own_before, own_after), _changed(bed_before, bed_after)
+    sets = (datasets(live), datasets(candidate)) if datasets is not None else None
+    second = outer(bed_before, bed_after, (own[0] + other[0], own[1] + other[1]), sets,
+                   ranks=proposal.item.kind == "program")  # fmt: skip
     if not second.passed:
         return Verdict(proposal, first, second, None)
     gates = {"inner": first.as_dict(), "outer": second.as_dict(), "proposal": proposal.as_dict()}

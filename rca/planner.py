@@ -15,7 +15,17 @@ from stackgraph.store import GraphReader
 
 from .investigate import Investigation
 from .model import Alert, LogSource, MetricsSource, Plan, SpanSource
-from .programs import DEFAULT_PROGRAM, Engine, Program, playbook, playbook_names
+from .programs import (
+    BUILTIN,
+    DEFAULT_PROGRAM,
+    Engine,
+    Program,
+    ProgramError,
+    parse,
+    playbook,
+    playbook_names,
+    verify,
+)
 from .programs.stages import Attempt, configured, select
 from .sources import logs_from_settings, metrics_from_settings, spans_from_settings
 
@@ -72,10 +82,20 @@ class Planner:
             item = self.knowledge(inv.store).program_for(signature(inv.alert))
         except Exception:  # knowledge orders and hints; it never breaks a plan
             return None
-        name = str(item.data.get("program", "")) if item is not None else ""
-        if item is None or name not in playbook_names():
+        if item is None:
             return None
-        return Attempt(1, playbook(name), f"knowledge {item.id}"), [item.id]
+        name = str(item.data.get("program", ""))
+        if item.data.get("bindings"):  # a composition the gates admitted
+            try:
+                program = verify(parse({"program": name, "bindings": item.data["bindings"]},
+                                       origin="composed"), BUILTIN)  # fmt: skip
+            except ProgramError:
+                return None
+        elif name in playbook_names():
+            program = playbook(name)
+        else:
+            return None
+        return Attempt(1, program, f"knowledge {item.id}"), [item.id]
 
     def investigation(
         self,

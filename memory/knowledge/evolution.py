@@ -4,9 +4,11 @@ knowledge through the dual gate (`stackgraph.eval.gates`).
 
 Deterministic miners, per alert signature (labelled trajectories only):
 
-- **program choice**: where the plan's first lead was not the root cause in some of them,
-  every other shipped playbook is proposed for the signature; the gate keeps the one that
-  ranks their causes better (the inner gate replays them);
+- **program choice**: where the plan's first lead was not the root cause in MIN_SOURCES of
+  them, every other shipped playbook, and every composition the caller offers (stage 2's
+  fusions of the default program's scorers), is proposed for the signature. Its sources
+  are the incidents it missed (the inner gate: better there); the signature's incidents it
+  got right stay outside them, where the outer gate's testbed draws from (no worse there);
 - **skeleton** (tool order): the checks that supported the true root cause in the correct
   runs, in the order they ran, the most common sequence;
 - **rule, `-`** (an anti-pattern): the first divergence of the wrong runs from the correct
@@ -19,7 +21,7 @@ Deterministic miners, per alert signature (labelled trajectories only):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,16 +65,18 @@ def _supported(t: Trajectory) -> list[tuple[str, str]]:
 
 
 def mine(
-    trajectories: Iterable[Trajectory], k: Knowledge, playbooks: Sequence[str]
-) -> list[Proposal]:
-    """Every proposal the labelled trajectories support (module docstring)."""
+    trajectories: Iterable[Trajectory], k: Knowledge, playbooks: Sequence[str],
+    programs: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> list[Proposal]:  # fmt: skip
+    """Every proposal the labelled trajectories support (module docstring); `programs`:
+    compositions (name -> bindings) proposed as program choices beside the playbooks."""
     groups: dict[str, list[Trajectory]] = defaultdict(list)
     for t in trajectories:
         if t.label != "pending":
             groups[t.signature].append(t)
     out: list[Proposal] = []
     for sig, runs in sorted(groups.items()):
-        out += _programs(sig, runs, k, playbooks)
+        out += _programs(sig, runs, k, playbooks, programs or {})
         out += _skeleton(sig, runs, k)
         out += _anti_patterns(sig, runs)
         out += _deletions(sig, runs, k)
@@ -80,22 +84,27 @@ def mine(
 
 
 def _programs(
-    sig: str, runs: list[Trajectory], k: Knowledge, playbooks: Sequence[str]
-) -> list[Proposal]:
+    sig: str, runs: list[Trajectory], k: Knowledge, playbooks: Sequence[str],
+    programs: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> list[Proposal]:  # fmt: skip
     known = [t for t in runs if t.root_cause]
     missed = [t for t in known if not t.leads or t.leads[0] != t.root_cause]
-    if len(known) < MIN_SOURCES or not missed:
+    if len(missed) < MIN_SOURCES:
         return []
     current = k.program_for(sig)
     now = str(current.data.get("program")) if current else (known[-1].program or "default")
-    ids = tuple(t.fingerprint for t in known)
+    ids = tuple(t.fingerprint for t in missed)  # what it is mined from; the rest is held out
     op = "update" if current is not None and current.signature == sig else "add"
+    choices: list[tuple[str, dict[str, Any]]] = [(p, {"program": p}) for p in playbooks]
+    choices += [
+        (n, {"program": n, "bindings": [dict(b) for b in bs]}) for n, bs in programs.items()
+    ]
+    why = f"{len(missed)} of {len(known)} plans missed the cause first with {now}"
     return [
-        Proposal(op, Item(f"K3:program:{sig}", "program", f"for {sig}, plan with the {p} "
-                          "program", sig, data={"program": p},
-                          provenance={"source": "mined", "from": list(ids)}),
-                 ids, f"{len(missed)} of {len(known)} plans missed the cause first with {now}")
-        for p in playbooks if p != now
+        Proposal(op, Item(f"K3:program:{sig}", "program", f"for {sig}, plan with the {name} "
+                          "program", sig, data=data,
+                          provenance={"source": "mined", "from": list(ids)}), ids, why)
+        for name, data in choices if name != now
     ]  # fmt: skip
 
 

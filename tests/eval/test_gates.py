@@ -14,7 +14,7 @@ from sgtest import ScriptedModel
 from stackgraph.eval.gates import COST_BAND, Score, judge, stratified_testbed
 from stackgraph.memory.knowledge import Item, Knowledge, Proposal, Trajectory, mine, shipped
 
-SOURCES = ("a1", "a2")
+SOURCES = ("a1", "a2", "a3", "a4", "a5", "a6")
 BED = ("b1", "b2", "b3")
 
 
@@ -37,14 +37,22 @@ def table(right: Mapping[str, set[str]], cost: float = 3.0):  # type: ignore[no-
 
 def test_a_proposal_that_helps_is_admitted_with_its_gate_results() -> None:
     live = shipped()
-    replay = table({"a1": {"errors"}, "a2": {"errors", "default"},
+    fixed = {a: {"errors"} for a in SOURCES[:5]}  # five fixed: beyond chance (p = 1/32)
+    replay = table({**fixed, "a6": {"errors", "default"},
                     **{b: {"errors", "default"} for b in BED}})  # fmt: skip
     verdict = judge(program("errors"), live, replay, BED)
     assert verdict.inner.passed and verdict.outer is not None and verdict.outer.passed
     assert verdict.promoted is not None and verdict.promoted.version == live.version + 1
     assert verdict.promoted.program_for("HighLatency:web") is not None
     assert verdict.promoted.gates["inner"]["after"]["accuracy"] == 1.0
-    assert verdict.promoted.gates["inner"]["before"]["accuracy"] == 0.5
+    assert verdict.promoted.gates["inner"]["before"]["accuracy"] == round(1 / 6, 4)
+
+
+def test_a_gain_within_chance_is_not_learned() -> None:
+    one = table({"a1": {"errors"}, **{a: {"errors", "default"} for a in (*SOURCES[1:], *BED)}})
+    verdict = judge(program("errors"), shipped(), one, BED)
+    assert verdict.inner.passed and verdict.outer is not None and not verdict.outer.passed
+    assert "1 incident(s) fixed against 0 broken is within chance" in verdict.outer.why
 
 
 def test_helping_its_own_incidents_but_not_the_testbed_is_rejected_by_the_outer_gate() -> None:
@@ -93,13 +101,14 @@ def test_miners_and_the_stratified_testbed() -> None:
         trajectory("t2", "partial", "db", ("api", "db"), 2.0),
         trajectory("t3", "correct", "db", ("db",), 3.0),
         trajectory("t4", "pending", "db", ("db",), 4.0),
+        trajectory("t5", "wrong", "db", ("api",), 4.5),
         trajectory("e1", "correct", "api", ("api",), 5.0, "HighErrorRate"),
     ]
     proposals = mine(runs, shipped(), ["default", "errors", "latency"])
     found = {p.item.id: p for p in proposals}
     programs = [p for p in proposals if p.item.kind == "program"]  # alternatives for one slot
     assert {p.item.data["program"] for p in programs} == {"errors", "latency"}
-    assert programs[0].sources == ("t1", "t2", "t3")  # labelled, with a known cause
+    assert programs[0].sources == ("t2", "t5")  # the plans that missed; the hits held out
     skeleton = found["K2:skeleton:HighLatency:web"]
     assert skeleton.item.data["tools"] == ["query_stack_graph"] and skeleton.op == "add"
     assert not any("HighErrorRate" in i for i in found)  # one run is an anecdote
