@@ -1,7 +1,7 @@
 """Evidence and hypotheses: states and confidence derived from tool verdicts only.
 
     Candidate ──supports (any tool)──▶ Supported ──2 independent lines, none against──▶ Validated
-        └──────refutes (at least as many tools as support)──▶ Refuted
+        └──────refutes (at least as many sources as support)──▶ Refuted
 
 Independence is counted by data source, not by tool (`DATA_SOURCE`): a line of evidence is
 one source among the supporting tools — metrics, logs, Kubernetes, change (Git/Flux).
@@ -10,10 +10,11 @@ git_log and git_show read the same commits, so together they are one line. The g
 edges and Deploy nodes — so it is no line towards Validated, and neither are past incidents
 (`memory_lookup`: a prior, not proof). A graph check that supports makes a hypothesis
 Supported; Validated needs two other sources (graph + git_log is Supported, git_log +
-prometheus_query is Validated).
+prometheus_query is Validated). For the same reason the graph and memory decide nothing
+once an independent source has judged: their verdicts count only while no other tool's does.
 
 Confidence counts the same way: a line weighs five times a supporting tool that adds no
-line (a second tool on a source, the graph, memory), a refuting tool takes away more than a
+line (a second tool on a source, the graph, memory), a refuting source takes away more than a
 line adds, and the plan's prior only breaks ties. Without an independent line it stays
 within what the prior alone could give (`PRIOR_WEIGHT`).
 
@@ -69,7 +70,7 @@ EXTRA_WEIGHT = 0.05
 """Per supporting tool that adds no independent line: a second tool on the same source, or
 the graph re-reading the facts the plan was ranked on."""
 REFUTE_WEIGHT = 0.3
-"""Taken away per refuting tool."""
+"""Taken away per refuting source."""
 PRIOR_WEIGHT = 0.1
 """The plan's prior (its score, clamped to 0..1) only breaks ties."""
 
@@ -138,23 +139,47 @@ class Hypothesis:
     def suspect_ref(self) -> str:
         return f"{self.kind}:{self.suspect}"
 
+    def _counted(self) -> list[ToolEvidence]:
+        """The verdicts that decide: once a tool on an independent source has judged
+        (supports or refutes), the graph's and memory's verdicts no longer count for or
+        against. They re-read the facts the plan was ranked on, or a prior; a graph that
+        finds the suspect's calls healthy cannot outvote its CPU measured in Prometheus."""
+        decided = any(
+            e.verdict != Verdict.INCONCLUSIVE and DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE
+            for e in self.evidence
+        )
+        if not decided:
+            return self.evidence
+        return [e for e in self.evidence if DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE]
+
     def _tools(self, verdict: Verdict) -> set[str]:
         """Tools that gave `verdict`. A tool that supports through one check is not also
         counted against: one signal normal (latency) beside one bad (errors) is no evidence
         against the suspect (a service can fail fast)."""
-        pro = {e.tool for e in self.evidence if e.verdict == Verdict.SUPPORTS}
+        counted = self._counted()
+        pro = {e.tool for e in counted if e.verdict == Verdict.SUPPORTS}
         if verdict == Verdict.SUPPORTS:
             return pro
-        return {e.tool for e in self.evidence if e.verdict == verdict} - pro
+        return {e.tool for e in counted if e.verdict == verdict} - pro
+
+    def _sources(self, verdict: Verdict) -> set[str]:
+        """The data sources behind `verdict`; a source with a supporting tool is not also
+        counted against (as a tool is not)."""
+        found = {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)}
+        if verdict == Verdict.SUPPORTS:
+            return found
+        return found - self._sources(Verdict.SUPPORTS)
 
     def _lines(self, verdict: Verdict) -> set[str]:
-        """Independent lines of evidence behind `verdict`: the data sources of its tools,
-        the graph left out (it re-reads what the plan was ranked on)."""
-        return {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)} - NOT_A_LINE
+        """Independent lines of evidence behind `verdict`: its data sources, the graph and
+        memory left out (the plan's facts re-read, a prior)."""
+        return self._sources(verdict) - NOT_A_LINE
 
     @property
     def state(self) -> HypothesisState:
-        pro, con = len(self._tools(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
+        """Sources, not tools, are weighed: git_log and git_show agreeing are one line, and
+        one measurement against them weighs as much."""
+        pro, con = len(self._sources(Verdict.SUPPORTS)), len(self._sources(Verdict.REFUTES))
         if pro == 0 and con == 0:
             return HypothesisState.CANDIDATE
         if con >= pro:
@@ -167,9 +192,9 @@ class Hypothesis:
     def confidence(self) -> float:
         """From evidence: `LINE_WEIGHT` per independent line, `EXTRA_WEIGHT` per supporting
         tool beyond those (same source, or the graph), minus `REFUTE_WEIGHT` per refuting
-        tool, plus at most `PRIOR_WEIGHT` of the plan's prior. Without an independent line it
-        stays at most `PRIOR_WEIGHT`: the plan's facts re-read add nothing to the plan."""
-        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._tools(Verdict.REFUTES))
+        source, plus at most `PRIOR_WEIGHT` of the plan's prior. Without an independent line
+        it stays at most `PRIOR_WEIGHT`: the plan's facts re-read add nothing to the plan."""
+        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._sources(Verdict.REFUTES))
         extra = len(self._tools(Verdict.SUPPORTS)) - lines
         prior = max(0.0, min(1.0, self.prior))
         raw = LINE_WEIGHT * lines + EXTRA_WEIGHT * extra - REFUTE_WEIGHT * con

@@ -7,7 +7,8 @@ the window gives both numbers: the point at the alert time covers the alert wind
 point one window earlier covers the baseline. When that earlier point has no data (a
 scrape gap, a recording made apart) and the plan found a baseline that holds some
 (`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
-the result says so: a level judged alone is the weakest verdict this tool gives.
+the result says so: a level judged alone is the weakest verdict this tool gives. One more
+instant query reads the last `SHORT_S` before the alert, judged against the same baseline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..windows import Windows
+from ..windows import ALERT_LEAD_S, Windows
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
@@ -51,7 +52,8 @@ failure, so a service that never failed has none."""
 ERROR_RATIO_BAD = 0.05
 """An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
 ERROR_RATIO_OK = 0.01
-"""An error ratio below this in the window refutes."""
+"""An error ratio below this in the window, and not doubled vs the baseline, refutes: low
+but risen is a change, not health (as latency refutes only when steady)."""
 ERROR_RISE = 2.0
 P95_RISE = 1.5
 """p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
@@ -67,6 +69,11 @@ P95_BAD_S = 1.0
 """Without a baseline (no traffic before), a p95 at or above this supports..."""
 P95_FAST_S = 0.3
 """...and one at or below this refutes."""
+
+SHORT_S = ALERT_LEAD_S
+"""The second, short window: the 5 minutes before the alert, over which an alerting rule's
+cause had to move (`rca.windows`). Judged beside the long one (`ToolContext.window_s`), as
+multiwindow alerting does, so a fault of the last minutes is not diluted in half an hour."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
@@ -114,6 +121,11 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if window is None:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
+    short_s = min(SHORT_S, win.span_s)
+    short = _instant(ctx, promql(signal, service, short_s), win.end)
+    if isinstance(short, ToolResult):
+        return short
+    facts.update(short=short, short_s=short_s)
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
@@ -124,10 +136,11 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             facts.update(baseline=found, baseline_window=list(older))
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
+    last = f", {_show(signal, short)} in the last {short_s / 60:g} min" if short is not None else ""
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
-        f"({_show(signal, facts['baseline'])}) (Prometheus)",
+        f"({_show(signal, facts['baseline'])}){last} (Prometheus)",
         facts,
     )
 
@@ -167,18 +180,35 @@ def _show(signal: str, value: float | None) -> str:
 
 
 def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
-    """Bad in the alert window and worse than the baseline supports; healthy refutes; a
-    steady bad signal (chronic) or a middling one is inconclusive."""
+    """Each window judged against the baseline (`_judge`): either supporting supports, both
+    refuting refutes, else inconclusive. The long window sees a fault that began up to
+    `window_s` ago; the short one a fault of the last minutes that the long one dilutes."""
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
-    w = float(result.data["window"])
     raw = result.data.get("baseline")
     b = None if raw is None else float(raw)
+    long_s = float(result.data.get("window_s") or window_s)
+    verdicts = {_judge(signal, float(result.data["window"]), b, 1.0)}
+    short = result.data.get("short")
+    if short is not None:
+        short_s = float(result.data.get("short_s") or long_s)
+        verdicts.add(_judge(signal, float(short), b, short_s / long_s))
+    if Verdict.SUPPORTS in verdicts:
+        return Verdict.SUPPORTS
+    if verdicts == {Verdict.REFUTES}:
+        return Verdict.REFUTES
+    return Verdict.INCONCLUSIVE
+
+
+def _judge(signal: str, w: float, b: float | None, share: float) -> Verdict:
+    """Bad in the window and worse than the baseline supports; healthy refutes; a steady
+    bad signal (chronic) or a middling one is inconclusive. `share` is the window's length
+    over the baseline's, for counts (restarts); ratios, quantiles and rates need none."""
     if signal == "error_rate":
         if w >= ERROR_RATIO_BAD and (b is None or w >= ERROR_RISE * b):
             return Verdict.SUPPORTS
-        if w < ERROR_RATIO_OK:
+        if w < ERROR_RATIO_OK and (b is None or not w > b or w < ERROR_RISE * b):
             return Verdict.REFUTES
         return Verdict.INCONCLUSIVE
     if signal == "latency_p95":
@@ -194,8 +224,8 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     if signal in {"cpu", "memory"}:
         rose = b is not None and b > 0 and w >= RESOURCE_RISE * b
         return Verdict.SUPPORTS if rose else Verdict.INCONCLUSIVE
-    # restarts: any restart in the window, more than in the baseline
-    if w >= 1 and w > (b or 0.0):
+    # restarts: any restart in the window, more than the baseline's pace over its length
+    if w >= 1 and w > (b or 0.0) * share:
         return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
 

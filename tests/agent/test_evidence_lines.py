@@ -51,7 +51,14 @@ def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
             (("git_log", S), ("prometheus_query", S), ("k8s_pod_status", R)),
             HypothesisState.SUPPORTED,
         ),
-        ((("query_stack_graph", R), ("git_log", S)), HypothesisState.REFUTED),
+        # once an independent source judged, the graph's re-read decides nothing
+        ((("query_stack_graph", R), ("git_log", S)), HypothesisState.SUPPORTED),
+        ((("query_stack_graph", S), ("prometheus_query", R)), HypothesisState.REFUTED),
+        ((("query_stack_graph", R), ("memory_lookup", S)), HypothesisState.REFUTED),
+        ((("query_stack_graph", R), ("git_log", N)), HypothesisState.REFUTED),
+        # two tools on one source against one measurement: one line each, refuted
+        ((("git_log", S), ("git_show", S), ("prometheus_query", R)), HypothesisState.REFUTED),
+        ((("git_log", S), ("git_show", S), ("prometheus_query", S)), HypothesisState.VALIDATED),
         ((("query_stack_graph", N), ("git_log", N)), HypothesisState.CANDIDATE),
     ],
 )
@@ -61,14 +68,17 @@ def test_lines_are_data_sources(
     assert hyp(*checks).state == state
 
 
-def test_the_graph_keeps_a_small_confidence_contribution() -> None:
-    """Like a second tool on the same source: a little, never a line's worth."""
+def test_the_graph_adds_nothing_once_an_independent_source_judged() -> None:
+    """Its re-read of the plan's facts is no news next to a measurement, for or against; a
+    second tool on the same source still adds a little, never a line's worth."""
     git = hyp(("git_log", S), prior=0.0)
     with_graph = hyp(("git_log", S), ("query_stack_graph", S), prior=0.0)
+    against_graph = hyp(("git_log", S), ("query_stack_graph", R), prior=0.0)
     with_show = hyp(("git_log", S), ("git_show", S), prior=0.0)
-    assert git.confidence < with_graph.confidence == with_show.confidence
+    assert git.confidence == with_graph.confidence == against_graph.confidence
+    assert git.confidence < with_show.confidence
     with_metrics = hyp(("git_log", S), ("prometheus_query", S), prior=0.0)
-    assert with_metrics.confidence - git.confidence > 2 * (with_graph.confidence - git.confidence)
+    assert with_metrics.confidence - git.confidence > 2 * (with_show.confidence - git.confidence)
     # the plan's own facts alone say no more than the plan's prior
     assert hyp(("query_stack_graph", S), prior=1.0).confidence <= 0.1
 

@@ -14,7 +14,14 @@ import pytest
 from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometheus
 from tool_servers import serve_json
 
-from stackgraph.rca.agent import ToolContext, ToolStatus, Verdict, call_tool, default_tools
+from stackgraph.rca.agent import (
+    ToolContext,
+    ToolResult,
+    ToolStatus,
+    Verdict,
+    call_tool,
+    default_tools,
+)
 from stackgraph.rca.agent.checks import run_check
 from stackgraph.rca.agent.evidence import EvidenceSink
 from stackgraph.rca.model import Plan
@@ -57,7 +64,11 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "inventory": (Phase(1, 0.05), Phase(1, 0.6)),  # latency 0.15 s -> 1.8 s
     "ledger": (Phase(30, 0.3), Phase(30, 0.3)),  # chronic: 10% errors, ~0.9 s, unchanged
     "orders": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but recorded with a gap
+    "shipping": (Phase(1, 0.05), Phase(1, 0.05)),  # steady, then LATE
 }
+LATE = {"shipping": Phase(30, 0.05)}
+"""The last 5 minutes only: 10% errors, about 2% over the whole 30-minute window."""
+LATE_STEPS = 20
 CORES = {False: 0.1, True: 0.5}
 """payment's CPU (cores) before and in the alert window; its memory stays at MEMORY bytes."""
 MEMORY = 3 * 2**28
@@ -71,7 +82,11 @@ def openmetrics() -> str:
     lines = [f"# TYPE {fam} counter"]
     step_values: dict[str, list[tuple[Phase, int]]] = {}
     for server, (one, two) in SERIES.items():
-        step_values[server] = [(one if i < CHANGE else two, i) for i in range(POINTS)]
+        step_values[server] = [
+            (LATE[server] if server in LATE and i >= POINTS - LATE_STEPS
+             else one if i < CHANGE else two, i)
+            for i in range(POINTS)
+        ]  # fmt: skip
 
     def cumulative(server: str, per_step: Any) -> list[tuple[int, float]]:
         total, out = 0.0, []
@@ -164,6 +179,67 @@ def test_a_chronic_bad_signal_is_inconclusive(promurl: str) -> None:
     latency, verdict = measure(promurl, "ledger", "latency_p95")
     assert latency.data["window"] == pytest.approx(SERIES["ledger"][1].p95(), rel=1e-6)
     assert verdict == Verdict.INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    ("window", "baseline", "verdict"),
+    [
+        (0.002, 0.002, Verdict.REFUTES),  # low and steady: healthy
+        (0.009, 0.002, Verdict.INCONCLUSIVE),  # low but 4.5x: a change, not health
+        (0.002, None, Verdict.REFUTES),  # no baseline: the level alone
+        (0.06, 0.002, Verdict.SUPPORTS),
+    ],
+)
+def test_a_low_error_ratio_refutes_only_when_it_did_not_rise(
+    window: float, baseline: float | None, verdict: Verdict
+) -> None:
+    data = {"signal": "error_rate", "window": window, "baseline": baseline}
+    result = ToolResult(ToolStatus.SUCCESS, "", data)
+    assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
+
+
+def test_a_fault_of_the_last_minutes_is_seen_in_the_short_window(promurl: str) -> None:
+    """Diluted in the 30-minute window (about 2%, inconclusive alone), the last 5 minutes'
+    10% against the baseline's 0.3% supports."""
+    result, verdict = measure(promurl, "shipping", "error_rate")
+    assert 0.01 < result.data["window"] < 0.05
+    assert result.data["short"] == pytest.approx(0.1, rel=0.05)
+    assert result.data["short_s"] == 300
+    assert "in the last 5 min" in result.summary
+    assert verdict == Verdict.SUPPORTS
+    alone = {**result.data, "short": None}
+    assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "shipping", float(END),
+                      float(WINDOW)) == Verdict.INCONCLUSIVE  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("long", "short", "verdict"),
+    [
+        (0.002, 0.002, Verdict.REFUTES),  # both healthy
+        (0.002, 0.009, Verdict.INCONCLUSIVE),  # the last minutes moved: no refutation
+        (0.06, 0.002, Verdict.SUPPORTS),  # the long window saw it
+    ],
+)
+def test_both_windows_must_refute_either_supports(
+    long: float, short: float, verdict: Verdict
+) -> None:
+    data = {"signal": "error_rate", "window": long, "baseline": 0.002, "short": short,
+            "short_s": 300.0, "window_s": 1800.0}  # fmt: skip
+    result = ToolResult(ToolStatus.SUCCESS, "", data)
+    assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
+
+
+def test_restarts_in_the_short_window_are_weighed_by_its_length() -> None:
+    """Two restarts in 5 minutes against three in the 30-minute baseline is a faster pace;
+    one in 5 minutes against nine is not."""
+
+    def check(short: float, baseline: float) -> Verdict:
+        data = {"signal": "restarts", "window": 0.0, "baseline": baseline, "short": short,
+                "short_s": 300.0, "window_s": 1800.0}  # fmt: skip
+        return TOOL.check(ToolResult(ToolStatus.SUCCESS, "", data), "payment", float(END), 1800.0)
+
+    assert check(2.0, 3.0) == Verdict.SUPPORTS
+    assert check(1.0, 9.0) == Verdict.INCONCLUSIVE
 
 
 def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
