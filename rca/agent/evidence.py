@@ -13,10 +13,10 @@ Supported; Validated needs two other sources (graph + git_log is Supported, git_
 prometheus_query is Validated). For the same reason the graph and memory decide nothing
 once an independent source has judged: their verdicts count only while no other tool's does.
 
-Confidence counts the same way: a line weighs five times a supporting tool that adds no
-line (a second tool on a source, the graph, memory), a refuting source takes away more than a
-line adds, and the plan's prior only breaks ties. Without an independent line it stays
-within what the prior alone could give (`PRIOR_WEIGHT`).
+Confidence counts the same way, by independent sources: Laplace's rule of succession over
+those that judged (`Hypothesis.confidence`), so a second tool on a source, the graph and
+memory add nothing. Without an independent line it stays within what the plan's prior
+alone could give (`PRIOR_WEIGHT`).
 
 The model cannot move a hypothesis: the sink refuses evidence whose source is
 `LlmInferred`, and every accepted item carries a verdict computed by the tool's own check.
@@ -64,15 +64,10 @@ READS = {
 or the alert window alone. A tool not listed reads no window (the graph, memory, pod state
 now)."""
 ROOT_CAUSE_MIN_CONFIDENCE = 0.40
-LINE_WEIGHT = 0.25
-"""Confidence per independent line of evidence (a supporting source other than the graph)."""
-EXTRA_WEIGHT = 0.05
-"""Per supporting tool that adds no independent line: a second tool on the same source, or
-the graph re-reading the facts the plan was ranked on."""
-REFUTE_WEIGHT = 0.3
-"""Taken away per refuting source."""
 PRIOR_WEIGHT = 0.1
-"""The plan's prior (its score, clamped to 0..1) only breaks ties."""
+"""Without an independent line, confidence is this share of the plan's prior (its score,
+clamped to 0..1): the plan's facts re-read add nothing to the plan."""
+MAX_CONFIDENCE = 0.95
 
 
 class Verdict(StrEnum):
@@ -139,18 +134,34 @@ class Hypothesis:
     def suspect_ref(self) -> str:
         return f"{self.kind}:{self.suspect}"
 
-    def _counted(self) -> list[ToolEvidence]:
-        """The verdicts that decide: once a tool on an independent source has judged
-        (supports or refutes), the graph's and memory's verdicts no longer count for or
-        against. They re-read the facts the plan was ranked on, or a prior; a graph that
-        finds the suspect's calls healthy cannot outvote its CPU measured in Prometheus."""
-        decided = any(
+    def _independent_judged(self) -> bool:
+        return any(
             e.verdict != Verdict.INCONCLUSIVE and DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE
             for e in self.evidence
         )
-        if not decided:
+
+    def _counted(self) -> list[ToolEvidence]:
+        """The verdicts that decide for or against: once a tool on an independent source has
+        judged, the graph's and memory's no longer do. They re-read the facts the plan was
+        ranked on, or a prior; a graph that finds the suspect's calls healthy cannot outvote
+        its CPU measured in Prometheus. What they still say against is an objection
+        (`_objections`): it blocks Validated and lowers confidence."""
+        if not self._independent_judged():
             return self.evidence
         return [e for e in self.evidence if DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE]
+
+    def _objections(self) -> set[str]:
+        """The graph or memory against the suspect while an independent source judged (e.g.
+        the graph's frontier check: its own calls out fail as badly, so it passes the
+        failure on), unless the same source also supported it."""
+        if not self._independent_judged():
+            return set()
+        said: dict[Verdict, set[str]] = {Verdict.SUPPORTS: set(), Verdict.REFUTES: set()}
+        for e in self.evidence:
+            source = DATA_SOURCE.get(e.tool, e.tool)
+            if source in NOT_A_LINE and e.verdict in said:
+                said[e.verdict].add(source)
+        return said[Verdict.REFUTES] - said[Verdict.SUPPORTS]
 
     def _tools(self, verdict: Verdict) -> set[str]:
         """Tools that gave `verdict`. A tool that supports through one check is not also
@@ -184,24 +195,21 @@ class Hypothesis:
             return HypothesisState.CANDIDATE
         if con >= pro:
             return HypothesisState.REFUTED
-        if len(self._lines(Verdict.SUPPORTS)) >= 2 and con == 0:
+        if len(self._lines(Verdict.SUPPORTS)) >= 2 and con == 0 and not self._objections():
             return HypothesisState.VALIDATED
         return HypothesisState.SUPPORTED
 
     @property
     def confidence(self) -> float:
-        """From evidence: `LINE_WEIGHT` per independent line, `EXTRA_WEIGHT` per supporting
-        tool beyond those (same source, or the graph), minus `REFUTE_WEIGHT` per refuting
-        source, plus at most `PRIOR_WEIGHT` of the plan's prior. Without an independent line
-        it stays at most `PRIOR_WEIGHT`: the plan's facts re-read add nothing to the plan."""
-        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._sources(Verdict.REFUTES))
-        extra = len(self._tools(Verdict.SUPPORTS)) - lines
-        prior = max(0.0, min(1.0, self.prior))
-        raw = LINE_WEIGHT * lines + EXTRA_WEIGHT * extra - REFUTE_WEIGHT * con
-        raw += PRIOR_WEIGHT * prior
+        """Laplace's rule of succession over the sources that judged: (for + 1) / (for +
+        against + 2), an objection counted against. Nothing is fitted: one line for and none
+        against is 2/3, two are 3/4, as many against as for is at most 1/2 (Refuted).
+        Without an independent line it is `PRIOR_WEIGHT` of the plan's prior."""
+        lines = len(self._lines(Verdict.SUPPORTS))
+        con = len(self._lines(Verdict.REFUTES)) + len(self._objections())
         if lines == 0:
-            raw = min(raw, PRIOR_WEIGHT)
-        return round(max(0.0, min(0.95, raw)), 3)
+            return round(PRIOR_WEIGHT * max(0.0, min(1.0, self.prior)), 3)
+        return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)
 
     @property
     def has_hard_evidence(self) -> bool:

@@ -30,7 +30,7 @@ def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
     assert graph_git.state == HypothesisState.SUPPORTED
     git_metrics = hyp(("git_log", S), ("prometheus_query", S))
     assert git_metrics.state == HypothesisState.VALIDATED
-    assert git_metrics.confidence >= ROOT_CAUSE_MIN_CONFIDENCE > graph_git.confidence
+    assert git_metrics.confidence > graph_git.confidence >= ROOT_CAUSE_MIN_CONFIDENCE
 
 
 @pytest.mark.parametrize(
@@ -68,19 +68,40 @@ def test_lines_are_data_sources(
     assert hyp(*checks).state == state
 
 
-def test_the_graph_adds_nothing_once_an_independent_source_judged() -> None:
-    """Its re-read of the plan's facts is no news next to a measurement, for or against; a
-    second tool on the same source still adds a little, never a line's worth."""
+def test_the_graph_decides_nothing_once_an_independent_source_judged() -> None:
+    """Its re-read of the plan's facts is no news next to a measurement, and neither is a
+    second tool on the same source; against, it is an objection: no Validated, and it
+    counts against in the confidence, but it does not refute."""
     git = hyp(("git_log", S), prior=0.0)
     with_graph = hyp(("git_log", S), ("query_stack_graph", S), prior=0.0)
-    against_graph = hyp(("git_log", S), ("query_stack_graph", R), prior=0.0)
     with_show = hyp(("git_log", S), ("git_show", S), prior=0.0)
-    assert git.confidence == with_graph.confidence == against_graph.confidence
-    assert git.confidence < with_show.confidence
-    with_metrics = hyp(("git_log", S), ("prometheus_query", S), prior=0.0)
-    assert with_metrics.confidence - git.confidence > 2 * (with_show.confidence - git.confidence)
+    assert git.confidence == with_graph.confidence == with_show.confidence
+    against_graph = hyp(("git_log", S), ("query_stack_graph", R), prior=0.0)
+    assert against_graph.state == HypothesisState.SUPPORTED
+    assert against_graph.confidence == pytest.approx(1 / 2, abs=1e-3)
+    assert against_graph.confidence < git.confidence
+    objected = hyp(("git_log", S), ("prometheus_query", S), ("query_stack_graph", R))
+    assert objected.state == HypothesisState.SUPPORTED
+    assert objected.confidence == pytest.approx(3 / 5, abs=1e-3)
     # the plan's own facts alone say no more than the plan's prior
     assert hyp(("query_stack_graph", S), prior=1.0).confidence <= 0.1
+
+
+@pytest.mark.parametrize(
+    ("checks", "confidence"),
+    [
+        ((("git_log", S),), 2 / 3),  # rule of succession: (1 + 1) / (1 + 0 + 2)
+        ((("git_log", S), ("prometheus_query", S)), 3 / 4),
+        ((("git_log", S), ("prometheus_query", S), ("loki_query", S)), 4 / 5),
+        ((("git_log", S), ("prometheus_query", S), ("k8s_events", R)), 3 / 5),
+        ((("git_log", S), ("prometheus_query", R)), 1 / 2),  # Refuted: at most a half
+        ((("prometheus_query", R),), 0.1 * 0.5),  # no line for: the prior's share
+    ],
+)
+def test_confidence_is_the_rule_of_succession_over_sources(
+    checks: tuple[tuple[str, Verdict], ...], confidence: float
+) -> None:
+    assert hyp(*checks).confidence == pytest.approx(confidence, abs=1e-3)
 
 
 def test_every_tool_of_the_floor_names_its_data_source() -> None:

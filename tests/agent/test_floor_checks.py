@@ -11,7 +11,6 @@ from stackgraph.ingest import GraphIngestor
 from stackgraph.rca import Alert, investigate
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext, ToolStatus, Verdict, call_tool
 from stackgraph.rca.agent import default_tools as tools
-from stackgraph.rca.agent.evidence import ROOT_CAUSE_MIN_CONFIDENCE
 from stackgraph.rca.agent.tools_git import service_path
 from stackgraph.rca.model import Candidate, Evidence, Plan
 from stackgraph.rca.pipeline import suggested_tools
@@ -131,7 +130,7 @@ def test_git_checks_read_only_the_suspects_folder(tmp_path: Path) -> None:
     states = {h.suspect: str(h.state) for h in run.hypotheses}
     assert states == {"payment": "Supported", "checkout": "Candidate"}
     assert run.conclusion == "payment"
-    assert run.sink.hypotheses["payment"].confidence < ROOT_CAUSE_MIN_CONFIDENCE
+    assert run.sink.hypotheses["payment"].confidence == 0.667  # one line for, none against
 
 
 def test_graph_check_follows_the_failure_to_its_frontier() -> None:

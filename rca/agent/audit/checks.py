@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evidence import LINE_WEIGHT, EvidenceSink, HypothesisState
+from ..evidence import EvidenceSink, HypothesisState
 from .stages import Stages
 
 STAGES = ("EP", "HS", "AS", "DR")
@@ -32,6 +32,9 @@ EPS = WEIGHTS["EP"] / 2
 """Fast path (one local patch) down to one whole stage failing; below it, the slow path."""
 DELTA = 0.2 * WEIGHTS["EP"]
 """The least gain in S a patch must bring to be committed: a fifth of one stage."""
+CONFIDENCE_GAP = 0.25
+"""A stated confidence this far from the evidence's scores 0 on calibration: a quarter of
+the scale (the old weight of one line of evidence, fixed before any audit ran)."""
 
 Neighbours = Callable[[str, float | None], set[str]]
 """(name, time) -> the names joined to it by an edge visible at that time. None where no
@@ -140,7 +143,7 @@ def calibration(stages: Stages, sink: EvidenceSink) -> StageScore:
     if hyp is None or hyp.state not in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
         return StageScore(0.0, (f"concluded {who}, which the evidence does not support",))
     gap = abs(stages.dr.confidence - hyp.confidence)
-    score = max(0.0, 1.0 - gap / LINE_WEIGHT)
+    score = max(0.0, 1.0 - gap / CONFIDENCE_GAP)
     if score < 1.0:
         stated = f"stated confidence {stages.dr.confidence:.2f}"
         return StageScore(score, (f"{stated}, the evidence gives {hyp.confidence:.2f}",))
