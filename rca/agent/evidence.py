@@ -145,7 +145,7 @@ class Hypothesis:
         judged, the graph's and memory's no longer do. They re-read the facts the plan was
         ranked on, or a prior; a graph that finds the suspect's calls healthy cannot outvote
         its CPU measured in Prometheus. What they still say against is an objection
-        (`_objections`): it blocks Validated and lowers confidence."""
+        (`_objections`): it blocks Validated, which needs nothing against at all."""
         if not self._independent_judged():
             return self.evidence
         return [e for e in self.evidence if DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE]
@@ -201,12 +201,12 @@ class Hypothesis:
 
     @property
     def confidence(self) -> float:
-        """Laplace's rule of succession over the sources that judged: (for + 1) / (for +
-        against + 2), an objection counted against. Nothing is fitted: one line for and none
-        against is 2/3, two are 3/4, as many against as for is at most 1/2 (Refuted).
-        Without an independent line it is `PRIOR_WEIGHT` of the plan's prior."""
-        lines = len(self._lines(Verdict.SUPPORTS))
-        con = len(self._lines(Verdict.REFUTES)) + len(self._objections())
+        """Laplace's rule of succession over the independent sources that judged:
+        (for + 1) / (for + against + 2). Nothing is fitted: one line for and none against
+        is 2/3, two are 3/4, as many against as for is at most 1/2 (Refuted). An objection
+        is no measurement, so it is not counted here. Without an independent line it is
+        `PRIOR_WEIGHT` of the plan's prior."""
+        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._lines(Verdict.REFUTES))
         if lines == 0:
             return round(PRIOR_WEIGHT * max(0.0, min(1.0, self.prior)), 3)
         return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)

@@ -70,19 +70,18 @@ def test_lines_are_data_sources(
 
 def test_the_graph_decides_nothing_once_an_independent_source_judged() -> None:
     """Its re-read of the plan's facts is no news next to a measurement, and neither is a
-    second tool on the same source; against, it is an objection: no Validated, and it
-    counts against in the confidence, but it does not refute."""
+    second tool on the same source; against, it is an objection: it blocks Validated but
+    neither refutes nor counts as a measurement against."""
     git = hyp(("git_log", S), prior=0.0)
     with_graph = hyp(("git_log", S), ("query_stack_graph", S), prior=0.0)
     with_show = hyp(("git_log", S), ("git_show", S), prior=0.0)
-    assert git.confidence == with_graph.confidence == with_show.confidence
     against_graph = hyp(("git_log", S), ("query_stack_graph", R), prior=0.0)
     assert against_graph.state == HypothesisState.SUPPORTED
-    assert against_graph.confidence == pytest.approx(1 / 2, abs=1e-3)
-    assert against_graph.confidence < git.confidence
+    assert git.confidence == with_graph.confidence == with_show.confidence
+    assert git.confidence == against_graph.confidence
     objected = hyp(("git_log", S), ("prometheus_query", S), ("query_stack_graph", R))
     assert objected.state == HypothesisState.SUPPORTED
-    assert objected.confidence == pytest.approx(3 / 5, abs=1e-3)
+    assert objected.confidence == pytest.approx(3 / 4, abs=1e-3)
     # the plan's own facts alone say no more than the plan's prior
     assert hyp(("query_stack_graph", S), prior=1.0).confidence <= 0.1
 

@@ -42,10 +42,10 @@ def test_a_path_that_is_not_in_the_graph_and_a_made_up_confidence_are_repaired(
     platform: GraphStore, scripted_model: ScriptedModel, payment_repo: Path
 ) -> None:
     """The model claims payment → inventory → checkout (no payment–inventory edge exists)
-    at confidence 0.9 (its evidence gives about a third of that): AS and DR are located,
+    at confidence 0.1 (its one line of evidence gives 2/3): AS and DR are located,
     the slow path rebuilds the path from the graph and recomputes the confidence."""
     agent = model_run(platform, scripted_model, payment_repo,
-                      path=["payment", "inventory", "checkout"], confidence=0.9)  # fmt: skip
+                      path=["payment", "inventory", "checkout"], confidence=0.1)  # fmt: skip
     run = agent.investigate(ALERT, payment_plan(platform, ALERT),
                             ctx(platform, {"payment": payment_repo}))  # fmt: skip
     assert run.ending == Ending.CONCLUDED and run.conclusion == "payment"
