@@ -81,6 +81,7 @@ def _outcome(
     hyps = {h["suspect"]: h for h in detail.get("hypotheses") or []}
     conclusion = detail.get("conclusion")
     chosen = hyps.get(conclusion or "")
+    truth = hyps.get(case.root_cause) or {}
     events = [str(e) for e in detail.get("events") or []]
     window = plan.get("window")
     return Outcome(
@@ -102,6 +103,11 @@ def _outcome(
         conclusion_tools=sorted(
             {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
         ),
+        root_cause_state=str(truth["state"]) if truth else None,
+        root_cause_evidence={
+            f"{e['tool']}:{e.get('check') or 'default'}": str(e["verdict"])
+            for e in truth.get("evidence", [])
+        },  # fmt: skip
         distractor=None if distractor is None else distractor.service,
         distractor_healthy=None if distractor is None else distractor.healthy,
         distractor_state=None

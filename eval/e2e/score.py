@@ -71,6 +71,10 @@ class Outcome:
     """The API plan's alert window (its end is the moment the plan looked up to)."""
     conclusion_tools: list[str] = field(default_factory=list)
     """The tools whose checks supported the concluded hypothesis."""
+    root_cause_state: str | None = None
+    root_cause_evidence: dict[str, str] = field(default_factory=dict)
+    """`tool:check` → verdict on the true root cause's hypothesis (read for diagnosis and
+    scoring only: where the agent's tools refuted what the plan got right)."""
     replay_ranking: list[str] | None = None
     distractor: str | None = None
     distractor_state: str | None = None
@@ -105,6 +109,8 @@ class Outcome:
             "conclusion_state": self.conclusion_state,
             "confidence": self.confidence,
             "conclusion_tools": self.conclusion_tools,
+            "root_cause_state": self.root_cause_state,
+            "root_cause_evidence": self.root_cause_evidence,
             "right": self.right,
             "tool_calls": self.tool_calls,
             "seconds": round(self.seconds, 3),
