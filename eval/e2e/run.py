@@ -107,7 +107,7 @@ def _outcome(
         root_cause_evidence={
             f"{e['tool']}:{e.get('check') or 'default'}": str(e["verdict"])
             for e in truth.get("evidence", [])
-        },  # fmt: skip
+        },
         distractor=None if distractor is None else distractor.service,
         distractor_healthy=None if distractor is None else distractor.healthy,
         distractor_state=None
