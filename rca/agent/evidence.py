@@ -11,7 +11,8 @@ edges and Deploy nodes — so it is no line towards Validated, and neither are p
 (`memory_lookup`: a prior, not proof). A graph check that supports makes a hypothesis
 Supported; Validated needs two other sources (graph + git_log is Supported, git_log +
 prometheus_query is Validated). For the same reason the graph and memory decide nothing
-once an independent source has judged: their verdicts count only while no other tool's does.
+once an independent source has judged: their verdicts count only while no other tool's does,
+and what they say against after that is an objection, which only keeps it from Validated.
 
 Confidence counts the same way, by independent sources: Laplace's rule of succession over
 those that judged (`Hypothesis.confidence`), so a second tool on a source, the graph and
