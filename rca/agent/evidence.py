@@ -120,6 +120,19 @@ class ToolEvidence:
         return out
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What a hypothesis's evidence amounts to (`Hypothesis._tally`)."""
+
+    pro_tools: frozenset[str]
+    pro: frozenset[str]
+    """Data sources for (the graph and memory only while no other source judged)."""
+    con: frozenset[str]
+    """Data sources against, none of which also supports."""
+    objections: frozenset[str]
+    """The graph or memory against, once an independent source judged."""
+
+
 @dataclass
 class Hypothesis:
     """A suspect root cause with its plan rank and accumulated evidence."""
@@ -135,68 +148,38 @@ class Hypothesis:
     def suspect_ref(self) -> str:
         return f"{self.kind}:{self.suspect}"
 
-    def _independent_judged(self) -> bool:
-        return any(
-            e.verdict != Verdict.INCONCLUSIVE and DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE
-            for e in self.evidence
-        )
-
-    def _counted(self) -> list[ToolEvidence]:
-        """The verdicts that decide for or against: once a tool on an independent source has
-        judged, the graph's and memory's no longer do. They re-read the facts the plan was
-        ranked on, or a prior; a graph that finds the suspect's calls healthy cannot outvote
-        its CPU measured in Prometheus. What they still say against is an objection
-        (`_objections`): it blocks Validated, which needs nothing against at all."""
-        if not self._independent_judged():
-            return self.evidence
-        return [e for e in self.evidence if DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE]
-
-    def _objections(self) -> set[str]:
-        """The graph or memory against the suspect while an independent source judged (e.g.
-        the graph's frontier check: its own calls out fail as badly, so it passes the
-        failure on), unless the same source also supported it."""
-        if not self._independent_judged():
-            return set()
-        said: dict[Verdict, set[str]] = {Verdict.SUPPORTS: set(), Verdict.REFUTES: set()}
-        for e in self.evidence:
-            source = DATA_SOURCE.get(e.tool, e.tool)
-            if source in NOT_A_LINE and e.verdict in said:
-                said[e.verdict].add(source)
-        return said[Verdict.REFUTES] - said[Verdict.SUPPORTS]
-
-    def _tools(self, verdict: Verdict) -> set[str]:
-        """Tools that gave `verdict`. A tool that supports through one check is not also
+    def _tally(self) -> Tally:
+        """The verdicts weighed by data source. Once a tool on an independent source has
+        judged, the graph's and memory's verdicts no longer decide for or against: they
+        re-read the facts the plan was ranked on, or a prior, and a graph that finds the
+        suspect's calls healthy cannot outvote its CPU measured in Prometheus. What they
+        still say against is an objection: it blocks Validated, which needs nothing
+        against at all. A tool (or source) that supports through one check is not also
         counted against: one signal normal (latency) beside one bad (errors) is no evidence
         against the suspect (a service can fail fast)."""
-        counted = self._counted()
-        pro = {e.tool for e in counted if e.verdict == Verdict.SUPPORTS}
-        if verdict == Verdict.SUPPORTS:
-            return pro
-        return {e.tool for e in counted if e.verdict == verdict} - pro
-
-    def _sources(self, verdict: Verdict) -> set[str]:
-        """The data sources behind `verdict`; a source with a supporting tool is not also
-        counted against (as a tool is not)."""
-        found = {DATA_SOURCE.get(tool, tool) for tool in self._tools(verdict)}
-        if verdict == Verdict.SUPPORTS:
-            return found
-        return found - self._sources(Verdict.SUPPORTS)
-
-    def _lines(self, verdict: Verdict) -> set[str]:
-        """Independent lines of evidence behind `verdict`: its data sources, the graph and
-        memory left out (the plan's facts re-read, a prior)."""
-        return self._sources(verdict) - NOT_A_LINE
+        judged = [(e, DATA_SOURCE.get(e.tool, e.tool)) for e in self.evidence
+                  if e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
+        independent = any(src not in NOT_A_LINE for _, src in judged)
+        counted = [(e, src) for e, src in judged if not independent or src not in NOT_A_LINE]
+        pro_tools = frozenset(e.tool for e, _ in counted if e.verdict == Verdict.SUPPORTS)
+        pro = frozenset(src for e, src in counted if e.tool in pro_tools)
+        con = frozenset(src for e, src in counted if e.tool not in pro_tools) - pro
+        others = [(e.verdict, src) for e, src in judged if independent and src in NOT_A_LINE]
+        objections = frozenset(src for v, src in others if v == Verdict.REFUTES) - frozenset(
+            src for v, src in others if v == Verdict.SUPPORTS
+        )
+        return Tally(pro_tools, pro, con, objections)
 
     @property
     def state(self) -> HypothesisState:
         """Sources, not tools, are weighed: git_log and git_show agreeing are one line, and
         one measurement against them weighs as much."""
-        pro, con = len(self._sources(Verdict.SUPPORTS)), len(self._sources(Verdict.REFUTES))
-        if pro == 0 and con == 0:
+        t = self._tally()
+        if not t.pro and not t.con:
             return HypothesisState.CANDIDATE
-        if con >= pro:
+        if len(t.con) >= len(t.pro):
             return HypothesisState.REFUTED
-        if len(self._lines(Verdict.SUPPORTS)) >= 2 and con == 0 and not self._objections():
+        if len(t.pro - NOT_A_LINE) >= 2 and not t.con and not t.objections:
             return HypothesisState.VALIDATED
         return HypothesisState.SUPPORTED
 
@@ -207,14 +190,15 @@ class Hypothesis:
         is 2/3, two are 3/4, as many against as for is at most 1/2 (Refuted). An objection
         is no measurement, so it is not counted here. Without an independent line it is
         `PRIOR_WEIGHT` of the plan's prior."""
-        lines, con = len(self._lines(Verdict.SUPPORTS)), len(self._lines(Verdict.REFUTES))
+        t = self._tally()
+        lines, con = len(t.pro - NOT_A_LINE), len(t.con - NOT_A_LINE)
         if lines == 0:
             return round(PRIOR_WEIGHT * max(0.0, min(1.0, self.prior)), 3)
         return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)
 
     @property
     def has_hard_evidence(self) -> bool:
-        return bool(self._tools(Verdict.SUPPORTS))
+        return bool(self._tally().pro_tools)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -121,11 +121,13 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if window is None:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
-    short_s = min(SHORT_S, win.span_s)
-    short = _instant(ctx, promql(signal, service, short_s), win.end)
-    if isinstance(short, ToolResult):
-        return short
-    facts.update(short=short, short_s=short_s)
+    short: float | None = None
+    if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
+        read = _instant(ctx, promql(signal, service, SHORT_S), win.end)
+        if isinstance(read, ToolResult):
+            return read
+        short = read
+        facts.update(short=short, short_s=SHORT_S)
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
@@ -136,7 +138,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             facts.update(baseline=found, baseline_window=list(older))
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
-    last = f", {_show(signal, short)} in the last {short_s / 60:g} min" if short is not None else ""
+    last = f", {_show(signal, short)} in the last {SHORT_S / 60:g} min" if short is not None else ""
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
