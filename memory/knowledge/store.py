@@ -17,6 +17,7 @@ from typing import Any
 
 from stackgraph import cypher
 from stackgraph.errors import InputError, StackGraphError
+from stackgraph.rca.agent import OutcomeHistory
 from stackgraph.schema import NodeRecord, RecordBatch
 from stackgraph.store import GraphReader
 
@@ -28,6 +29,7 @@ __all__ = [
     "TTL_S",
     "LiveKnowledge",
     "live",
+    "outcome_history",
     "promotion_records",
     "trajectories",
     "version",
@@ -38,6 +40,9 @@ LIVE = "live"
 SOURCE = "Synthetic"
 TTL_S = 30.0
 """How long a read of the live knowledge serves: a promotion is in effect within it."""
+HISTORY = 1000
+"""The newest this many conclusions with feedback calibrate a stated confidence: a bound on
+one read (a platform changes; its recent outcomes say more than its first)."""
 
 
 def _knowledge(rows: list[dict[str, Any]]) -> Knowledge | None:
@@ -111,3 +116,19 @@ def trajectories(
     for r in rows:
         if r.get("trajectory"):
             yield Trajectory.from_dict(json.loads(r["trajectory"]))
+
+
+def outcome_history(store: GraphReader, limit: int = HISTORY) -> OutcomeHistory:
+    """Earlier conclusions with feedback (the evidence's confidence, confirmed or not): what
+    calibrates the confidence an incident states. Empty when the graph cannot be read:
+    calibration informs what the report says, it never decides."""
+    try:
+        labels = ["correct", "partial", "wrong"]
+        rows = store.read(cypher.load("trajectory_outcomes"), {"labels": labels, "limit": limit})
+    except StackGraphError:
+        return OutcomeHistory()
+    return OutcomeHistory.of(
+        (float(r["confidence"]), r.get("label") == "correct")
+        for r in rows
+        if r.get("confidence") is not None
+    )

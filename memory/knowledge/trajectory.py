@@ -151,6 +151,7 @@ def trajectory_records(outcome: IncidentOutcome) -> RecordBatch:
     props = {
         "signature": t.signature, "label": t.label, "opened_at": t.opened_at,
         "program": t.program, "shadow": outcome.shadow,
+        **({"evidence_confidence": t.confidence} if t.conclusion and t.confidence is not None else {}),
         "trajectory_json": json.dumps(t.to_dict(), sort_keys=True, default=str)[:1_000_000],
     }  # fmt: skip
     batch = RecordBatch()

@@ -1,5 +1,6 @@
 """The agent: verifies the plan's candidates with read-only tools; the machine decides."""
 
+from .calibration import Calibrated, OutcomeHistory
 from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem, tool_status
 from .evidence import (
     ROOT_CAUSE_MIN_CONFIDENCE,
@@ -33,11 +34,13 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentRun",
+    "Calibrated",
     "Ending",
     "EvidenceRejected",
     "EvidenceSink",
     "Hypothesis",
     "HypothesisState",
+    "OutcomeHistory",
     "Prerequisite",
     "PrerequisiteStatus",
     "Report",

@@ -125,7 +125,7 @@ class Agent:
         while steps < self.config.max_steps:
             if self.clock() > deadline:
                 events.append(f"wall-clock budget of {self.config.wall_clock_s:g} s spent")
-                return self._end(alert, sink, Ending.BUDGET_EXHAUSTED, None, narration, events,
+                return self._end(alert, ctx, sink, Ending.BUDGET_EXHAUSTED, None, narration, events,
                                  steps)  # fmt: skip
             steps += 1
             try:
@@ -158,13 +158,13 @@ class Agent:
                 if isinstance(outcome, Ending):
                     conclusion = (str(call.arguments.get("service"))
                                   if outcome == Ending.CONCLUDED else None)  # fmt: skip
-                    run = self._end(alert, sink, outcome, conclusion, narration, events, steps)
+                    run = self._end(alert, ctx, sink, outcome, conclusion, narration, events, steps)
                     if conclusion is not None:
                         run.claims = Claims.stated(call.arguments)
                     return run
                 messages.append({"role": "tool", "content": outcome, "tool_name": call.name})
         events.append(f"step budget of {self.config.max_steps} spent")
-        return self._end(alert, sink, Ending.BUDGET_EXHAUSTED, None, narration, events, steps)
+        return self._end(alert, ctx, sink, Ending.BUDGET_EXHAUSTED, None, narration, events, steps)
 
     def _handle(
         self,
@@ -239,13 +239,14 @@ class Agent:
         events.append(f"floor ran {calls} check(s)")
         conclusion = floor_conclusion(sink)
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
-        run = self._end(alert, sink, ending, conclusion, list(narration), events, steps)
+        run = self._end(alert, ctx, sink, ending, conclusion, list(narration), events, steps)
         run.llm_used = llm_used
         return run
 
     def _end(
         self,
         alert: Alert,
+        ctx: ToolContext,
         sink: EvidenceSink,
         ending: Ending,
         conclusion: str | None,
@@ -253,5 +254,7 @@ class Agent:
         events: list[str],
         steps: int,
     ) -> AgentRun:
-        report = build_report(alert, sink, str(ending), conclusion, "\n\n".join(narration))
+        report = build_report(
+            alert, sink, str(ending), conclusion, "\n\n".join(narration), ctx.history
+        )
         return AgentRun(ending, conclusion, sink, report, steps, steps > 0, events)

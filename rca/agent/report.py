@@ -11,6 +11,7 @@ from typing import Any
 
 from stackgraph.rca.model import Alert
 
+from .calibration import Calibrated, OutcomeHistory
 from .evidence import EvidenceSink, Hypothesis, ToolEvidence, Verdict
 
 
@@ -33,6 +34,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     similar: list[dict[str, Any]] = field(default_factory=list)
     """Similar past incidents found by memory search (hits' dicts), cited as found."""
+    calibration: Calibrated | None = None
+    """The conclusion's confidence: the evidence's and the one stated (`calibration`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +46,7 @@ class Report:
             "narration": self.narration,
             "notes": self.notes,
             "similar": self.similar,
+            "calibration": self.calibration.as_dict() if self.calibration else None,
             "text": self.text(),
         }
 
@@ -142,8 +146,15 @@ def _actions(symptom: str, h: Hypothesis | None) -> list[Action]:
 
 
 def build_report(
-    alert: Alert, sink: EvidenceSink, ending: str, conclusion: str | None, narration: str = ""
+    alert: Alert,
+    sink: EvidenceSink,
+    ending: str,
+    conclusion: str | None,
+    narration: str = "",
+    history: OutcomeHistory | None = None,
 ) -> Report:
+    """The report; the conclusion's confidence is stated as `history` calibrates it (the
+    evidence's alone without one)."""
     ranked = sink.ranked()
     diagnosis = [
         {
@@ -158,12 +169,14 @@ def build_report(
     ]
     symptom, symptom_text = symptom_of(alert)
     chosen = sink.hypotheses.get(conclusion) if conclusion else None
+    calibrated: Calibrated | None = None
     if chosen is not None:
+        calibrated = (history or OutcomeHistory()).calibrate(chosen.confidence)
         pivot = _pivot(chosen)
         summary = (
             f"Symptom: {symptom_text}. Pivot evidence: "
             f"{pivot.result_summary if pivot else '-'} ({pivot.tool if pivot else '-'}). "
-            f"Root cause: {chosen.suspect} ({chosen.state}, confidence {chosen.confidence:.2f})."
+            f"Root cause: {chosen.suspect} ({chosen.state}, {calibrated.phrase()})."
         )
     else:
         checked = len(sink.all_evidence)
@@ -172,4 +185,12 @@ def build_report(
             f"confirmed a root cause ({ending})."
         )
     notes = [f"rejected evidence from {e.tool}: {why}" for e, why in sink.rejected]
-    return Report(diagnosis, summary, _actions(symptom, chosen), ending, narration, notes)
+    return Report(
+        diagnosis,
+        summary,
+        _actions(symptom, chosen),
+        ending,
+        narration,
+        notes,
+        calibration=calibrated,
+    )

@@ -20,6 +20,7 @@ from typing import Any
 
 from stackgraph.rca.model import Alert, LogSource, Plan
 
+from .calibration import OutcomeHistory
 from .evidence import Verdict
 
 
@@ -83,6 +84,9 @@ class ToolContext:
     knowledge: Any = None
     """The live layered knowledge (`stackgraph.memory.knowledge.Knowledge`), or None: the
     floor orders its checks by it and skips its anti-patterns; a model reads it."""
+    history: OutcomeHistory | None = None
+    """Earlier conclusions with feedback: the report states the conclusion's confidence as
+    they calibrate it (`calibration`); None: the evidence's alone."""
 
     def now(self) -> float:
         if self.at is not None:

@@ -9,6 +9,8 @@ scrape gap, a recording made apart) and the plan found a baseline that holds som
 (`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
 the result says so: a level judged alone is the weakest verdict this tool gives. One more
 instant query reads the last `SHORT_S` before the alert, judged against the same baseline.
+An error ratio or p95 that rose is checked against the calls the service makes
+(`downstream`): a rise its callee's calls show as strongly is the callee's, not its own.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..windows import ALERT_LEAD_S, Windows
+from .downstream import DOWNSTREAM, explained_by, read_callees
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
@@ -78,11 +81,11 @@ multiwindow alerting does, so a fault of the last minutes is not diluted in half
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
 
-def promql(signal: str, service: str, window_s: float) -> str:
+def promql(signal: str, service: str, window_s: float, table: Mapping[str, str] = PROMQL) -> str:
     if not _NAME.match(service):
         raise ValueError(f"{service!r} is not a service name")
     return (
-        PROMQL[signal]
+        table[signal]
         .replace("<<s>>", service)
         .replace("<<re>>", service.replace(".", "\\\\."))
         .replace("<<w>>", str(max(60, int(window_s))))
@@ -139,12 +142,36 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
     last = f", {_show(signal, short)} in the last {SHORT_S / 60:g} min" if short is not None else ""
-    return ToolResult(
-        ToolStatus.SUCCESS,
-        f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
-        f"({_show(signal, facts['baseline'])}){last} (Prometheus)",
-        facts,
+    text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
+            f"({_show(signal, facts['baseline'])}){last} (Prometheus)")  # fmt: skip
+    if signal in DOWNSTREAM:
+        text += _callees(ctx, signal, service, win, facts)
+    return ToolResult(ToolStatus.SUCCESS, text, facts)
+
+
+def _callees(
+    ctx: ToolContext, signal: str, service: str, win: Windows, facts: dict[str, Any]
+) -> str:
+    """Reads the calls `service` makes into `facts["callees"]`; the sentence to add when
+    one of them explains the rise (`downstream`), or says they could not be read."""
+    older = facts.get("baseline_window")
+    rows = read_callees(
+        ctx,
+        lambda span: promql(signal, service, span, DOWNSTREAM),
+        win,
+        SHORT_S if facts.get("short") is not None else None,
+        (float(older[0]), float(older[1])) if older else None,
     )
+    if isinstance(rows, ToolResult):
+        return f"; its calls to other services could not be read ({rows.summary})"
+    facts["callees"] = rows
+    share = SHORT_S / win.span_s
+    callee = explained_by(signal, facts, rows, _judge, share)
+    if callee is None:
+        return ""
+    row = next(r for r in rows if r["server"] == callee)
+    return (f"; its calls to {callee} rose as much ({_show(signal, row['baseline'])} → "
+            f"{_show(signal, row['window'])}): the rise comes from {callee}")  # fmt: skip
 
 
 def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None:
@@ -197,6 +224,10 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
         short_s = float(result.data.get("short_s") or long_s)
         verdicts.add(_judge(signal, float(short), b, short_s / long_s))
     if Verdict.SUPPORTS in verdicts:
+        callees = result.data.get("callees") or ()
+        share = float(result.data.get("short_s") or long_s) / long_s
+        if explained_by(signal, result.data, callees, _judge, share) is not None:
+            return Verdict.INCONCLUSIVE  # the rise is a callee's, seen through the suspect
         return Verdict.SUPPORTS
     if verdicts == {Verdict.REFUTES}:
         return Verdict.REFUTES

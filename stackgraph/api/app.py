@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
-from stackgraph.memory.knowledge import LiveKnowledge
+from stackgraph.memory.knowledge import LiveKnowledge, outcome_history
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.model import Alert, LogSource, Plan
@@ -77,7 +77,7 @@ def context_from(
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
             kube_namespace=settings.agent_kube_namespace, memory=memory,
-            knowledge=knowledge(store),
+            knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
 
     return make

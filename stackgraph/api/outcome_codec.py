@@ -12,6 +12,7 @@ from typing import Any
 from stackgraph.rca.agent import (
     Action,
     AgentRun,
+    Calibrated,
     Ending,
     EvidenceSink,
     Hypothesis,
@@ -75,7 +76,8 @@ def run_doc(run: AgentRun) -> dict[str, Any]:
         "rejected": [{"evidence": _evidence_doc(e), "reason": why} for e, why in run.sink.rejected],
         "report": {"diagnosis": r.diagnosis, "summary": r.summary,
                    "actions": [asdict(a) for a in r.actions], "ending": r.ending,
-                   "narration": r.narration, "notes": list(r.notes), "similar": r.similar},
+                   "narration": r.narration, "notes": list(r.notes), "similar": r.similar,
+                   "calibration": r.calibration.as_dict() if r.calibration else None},
     }  # fmt: skip
 
 
@@ -96,6 +98,7 @@ def run_from(d: Mapping[str, Any]) -> AgentRun:
         actions=[Action(**a) for a in rep.get("actions") or ()],
         ending=str(rep.get("ending", "")), narration=str(rep.get("narration", "")),
         notes=list(rep.get("notes") or []), similar=list(rep.get("similar") or []),
+        calibration=Calibrated(**rep["calibration"]) if rep.get("calibration") else None,
     )  # fmt: skip
     return AgentRun(ending=Ending(d["ending"]), conclusion=d.get("conclusion"), sink=sink,
                     report=report, steps=int(d.get("steps", 0)),

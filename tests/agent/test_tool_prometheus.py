@@ -65,7 +65,13 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "ledger": (Phase(30, 0.3), Phase(30, 0.3)),  # chronic: 10% errors, ~0.9 s, unchanged
     "orders": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but recorded with a gap
     "shipping": (Phase(1, 0.05), Phase(1, 0.05)),  # steady, then LATE
+    "frontend": (Phase(3, 0.05), Phase(60, 0.5)),  # errors and p95 rise: its callees'
+    "gateway": (Phase(3, 0.05), Phase(120, 0.05)),  # errors 1% -> 40%, its own
+    "basket": (Phase(0, 0.04), Phase(0, 0.04)),  # gateway's one callee, healthy
 }
+CLIENT = {"frontend": "user", "gateway": "user", "basket": "gateway"}
+"""Who calls each server (default frontend): frontend calls payment, whose errors rise as
+much as its own, and inventory, whose p95 rises more; gateway calls only healthy basket."""
 LATE = {"shipping": Phase(30, 0.05)}
 """The last 5 minutes only: 10% errors, about 2% over the whole 30-minute window."""
 LATE_STEPS = 20
@@ -96,18 +102,21 @@ def openmetrics() -> str:
                 out.append((START + i * STEP, total))
         return out
 
+    def edge(server: str) -> str:
+        return f'client="{CLIENT.get(server, "frontend")}",server="{server}"'
+
     for server in SERIES:
         for t, v in cumulative(server, lambda p: PER_STEP):
-            lines.append(f'{fam}_total{{client="frontend",server="{server}"}} {v} {t}')
+            lines.append(f"{fam}_total{{{edge(server)}}} {v} {t}")
     lines.append(f"# TYPE {fam}_failed counter")
     for server, (one, two) in SERIES.items():
         if one.failed == two.failed == 0:
             continue  # Tempo creates the failed counter on the first failure
         for t, v in cumulative(server, lambda p: p.failed):
-            lines.append(f'{fam}_failed_total{{client="frontend",server="{server}"}} {v} {t}')
+            lines.append(f"{fam}_failed_total{{{edge(server)}}} {v} {t}")
     lines.append(f"# TYPE {hist} histogram")
     for server in SERIES:
-        labels = f'client="frontend",server="{server}"'
+        labels = edge(server)
         for le in BUCKETS:
             for t, v in cumulative(server, lambda p, le=le: p.bucket(le)):
                 lines.append(f'{hist}_bucket{{{labels},le="{le}"}} {v} {t}')
@@ -162,6 +171,37 @@ def test_latency_rising_in_the_window_supports(promurl: str) -> None:
     errors, healthy = measure(promurl, "inventory", "error_rate")
     assert errors.data["window"] == pytest.approx(1 / PER_STEP, rel=1e-6)
     assert healthy == Verdict.REFUTES
+
+
+def test_a_rise_its_callees_show_as_strongly_is_theirs(promurl: str) -> None:
+    """frontend's errors rise 1% -> 20% exactly as its calls to payment (and orders) do, and
+    its p95 less than its calls to inventory: both rises are its callees', seen through it."""
+    errors, verdict = measure(promurl, "frontend", "error_rate")
+    assert errors.data["window"] == pytest.approx(0.2, rel=1e-6)
+    callees = {c["server"]: c for c in errors.data["callees"]}
+    assert callees["payment"]["window"] == pytest.approx(0.2, rel=1e-6)
+    named = errors.summary.rpartition("the rise comes from ")[2]
+    assert named in {"payment", "orders"}  # both rose 1% -> 20%: a tie, by name
+    assert f"; its calls to {named} rose as much (1% → 20%)" in errors.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    latency, verdict = measure(promurl, "frontend", "latency_p95")
+    assert latency.data["window"] > 2 * latency.data["baseline"]
+    assert "its calls to inventory rose as much" in latency.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    alone = {**errors.data, "callees": []}  # without its callees the same numbers support
+    assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "frontend", float(END),
+                      float(WINDOW)) == Verdict.SUPPORTS  # fmt: skip
+
+
+def test_a_rise_of_its_own_supports_beside_healthy_callees(promurl: str) -> None:
+    result, verdict = measure(promurl, "gateway", "error_rate")
+    assert result.data["callees"] == []  # basket never failed: it has no error ratio at all
+    assert "rose as much" not in result.summary
+    assert verdict == Verdict.SUPPORTS
+    latency, _ = measure(promurl, "gateway", "latency_p95")
+    (basket,) = latency.data["callees"]
+    assert basket["server"] == "basket"
+    assert basket["window"] == pytest.approx(basket["baseline"], rel=1e-6)
 
 
 def test_a_healthy_service_that_never_failed_is_refuted(promurl: str) -> None:

@@ -82,7 +82,9 @@ def audited(
         ending = Ending.CONCLUDED if w.conclusion else Ending.INSUFFICIENT_EVIDENCE
     report = run.report
     if out.repairs:
-        fresh = build_report(alert, w.sink, str(ending), w.conclusion, report.narration)
+        fresh = build_report(
+            alert, w.sink, str(ending), w.conclusion, report.narration, ctx.history
+        )
         fresh.similar, fresh.notes = (
             report.similar,
             [*report.notes, *fresh.notes[len(report.notes) :]],

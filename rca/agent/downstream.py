@@ -1,0 +1,143 @@
+"""Whether a service's own error ratio or p95 moved because of the calls it makes.
+
+A fault in C shows on the calls into C and, propagated, on the calls into every caller of C:
+a caller S of a failing C fails and slows too. The read path ranks by that rule (the
+frontier: `rca.scorers.telemetry`, `traversal`); `prometheus_query` applies it to what it
+measures. A rise of S's error ratio or p95 supports S only where no callee's calls from S,
+measured the same way in the same window, support as strongly: the symmetric relative
+change (`rca.series.relative_change`, the read path's unit of change) of the callee's at
+least equal to S's. Where one does, S's rise is the callee's seen through S, and the check
+says so and is inconclusive for S (a tie goes to the callee, the deeper of the two, as in
+the read path's frontier).
+
+One more range query (and one instant query for the short window) per check, by `server`,
+over the series whose `client` is S: Tempo's service graph keeps both labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..series import relative_change
+from ..windows import Windows
+from .evidence import Verdict
+from .http_get import get_json
+from .toolbox import ToolContext, ToolResult
+
+__all__ = ["DOWNSTREAM", "explained_by", "read_callees"]
+
+DOWNSTREAM: dict[str, str] = {
+    "error_rate": (
+        'sum by (server) (increase(traces_service_graph_request_failed_total{client="<<s>>"}'
+        "[<<w>>s]))"
+        ' / sum by (server) (increase(traces_service_graph_request_total{client="<<s>>"}'
+        "[<<w>>s]))"
+    ),
+    "latency_p95": (
+        "histogram_quantile(0.95, sum by (server, le) (increase("
+        'traces_service_graph_request_server_seconds_bucket{client="<<s>>"}[<<w>>s])))'
+    ),
+}
+"""signal → PromQL per callee (`server`) of the calls `<<s>>` makes. A callee that never
+failed has no failed series, so it has no error ratio here: it cannot explain errors."""
+
+Judge = Callable[[str, float, float | None, float], Verdict]
+
+
+def _by_server(data: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """(time, value) per `server` of a range (`values`) or instant (`value`) answer."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    for series in data.get("result", []):
+        server = str((series.get("metric") or {}).get("server", ""))
+        rows = series.get("values") or ([series["value"]] if "value" in series else [])
+        for t, value in rows:
+            number = float(value)
+            if server and number == number and abs(number) != float("inf"):
+                out.setdefault(server, []).append((float(t), number))
+    return out
+
+
+def read_callees(
+    ctx: ToolContext,
+    query: Callable[[float], str],
+    win: Windows,
+    short_s: float | None,
+    older: tuple[float, float] | None,
+) -> list[dict[str, Any]] | ToolResult:
+    """Each callee's value in the window, the equal span before it (or `older`, the plan's
+    baseline, when the check compared with that) and the last `short_s`: `query(span_s)` is
+    the PromQL over a span."""
+    url = str(ctx.prometheus_url)
+    data = get_json(url, "/api/v1/query_range", {
+        "query": query(win.span_s), "start": f"{win.start:.3f}", "end": f"{win.end:.3f}",
+        "step": f"{win.span_s:.3f}",
+    }, "Prometheus")  # fmt: skip
+    if isinstance(data, ToolResult):
+        return data
+    rows: dict[str, dict[str, Any]] = {}
+    for server, points in _by_server(data).items():
+        row = rows.setdefault(server, {"server": server, "window": None, "baseline": None})
+        for t, v in points:
+            row["window" if abs(t - win.end) < 1e-3 else "baseline"] = v
+    extra: list[tuple[str, float, float]] = []
+    if short_s is not None:
+        extra.append(("short", short_s, win.end))
+    if older is not None:
+        extra.append(("baseline", older[1] - older[0], older[1]))
+    for field, span, at in extra:
+        found = get_json(url, "/api/v1/query", {"query": query(span), "time": f"{at:.3f}"},
+                         "Prometheus")  # fmt: skip
+        if isinstance(found, ToolResult):
+            return found
+        for server, points in _by_server(found).items():
+            rows.setdefault(server, {"server": server, "window": None, "baseline": None})
+            rows[server][field] = points[-1][1]
+    return sorted(rows.values(), key=lambda r: r["server"])
+
+
+def explained_by(
+    signal: str,
+    own: Mapping[str, Any],
+    callees: Sequence[Mapping[str, Any]],
+    judge: Judge,
+    share: float,
+) -> str | None:
+    """The callee whose calls explain every window in which `own` supports, the one that
+    rose most in the first (None: some supporting window is the service's own). `own` and
+    each callee hold `window`, `baseline` and optionally `short` (`share`: the short
+    window's length over the long's)."""
+    if signal not in DOWNSTREAM or not callees:
+        return None
+    windows = [("window", 1.0), ("short", share)]
+    supporting = [
+        (key, part)
+        for key, part in windows
+        if own.get(key) is not None
+        and judge(signal, float(own[key]), _opt(own.get("baseline")), part) == Verdict.SUPPORTS
+    ]
+    if not supporting:
+        return None
+    found: str | None = None
+    for key, part in supporting:
+        rise = _rise(own, key)
+        best = sorted(
+            (-_rise(c, key), str(c["server"]))
+            for c in callees
+            if c.get(key) is not None and c.get("baseline") is not None
+            and judge(signal, float(c[key]), float(c["baseline"]), part) == Verdict.SUPPORTS
+            and _rise(c, key) >= rise
+        )  # fmt: skip
+        if not best:
+            return None
+        found = found or best[0][1]
+    return found
+
+
+def _opt(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _rise(reading: Mapping[str, Any], key: str) -> float:
+    base = reading.get("baseline")
+    return relative_change(float(reading[key]), 0.0 if base is None else float(base))
