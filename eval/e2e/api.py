@@ -26,7 +26,7 @@ from stackgraph.config import Settings
 from stackgraph.rca import Alert
 from stackgraph.store import GraphStore
 
-__all__ = ["ENDED", "IncidentTimeout", "run_incident", "serving", "webhook"]
+__all__ = ["ENDED", "IncidentTimeout", "confirm", "run_incident", "serving", "webhook"]
 
 ENDED = ("done", "failed")
 """Incident states after which nothing more happens to it."""
@@ -111,3 +111,14 @@ def run_incident(
                     return detail, time.perf_counter() - started
             time.sleep(POLL_S)
     raise IncidentTimeout(f"incident {fp} still {state} after {timeout_s:.0f} s")
+
+
+def confirm(url: str, token: str, fingerprint: str, root_cause: str) -> None:
+    """Feedback as a user gives it once the cause is known: confirmed, with the root cause.
+    The app labels the incident's trajectory before it answers."""
+    auth = {"Authorization": f"Bearer {token}"}
+    body = {"verdict": "confirmed", "root_cause": root_cause}
+    r = httpx.post(f"{url}/api/v1/incidents/{fingerprint}/feedback", json=body, headers=auth,
+                   timeout=30.0)  # fmt: skip
+    if not r.is_success:
+        raise RuntimeError(f"feedback answered {r.status_code}: {r.text[:300]}")

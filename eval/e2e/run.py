@@ -31,7 +31,9 @@ from typing import Any
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
+from stackgraph.memory.knowledge import trajectories, trajectory_node
 from stackgraph.rca import Alert
+from stackgraph.schema import NodeRecord, RecordBatch
 from stackgraph.store import GraphStore
 
 from ..alerting import AlertTime, detect_alert
@@ -39,7 +41,7 @@ from ..datasets.model import Case
 from ..harness import dataset_prometheus, load, manifests_beside
 from ..openmetrics import place
 from ..replay import Replayer, case_alert
-from .api import run_incident, serving, webhook
+from .api import confirm, run_incident, serving, webhook
 from .score import Outcome, scorecard
 from .world import DISTRACTOR_LEAD_S, Distractor, build_world, pick_distractor
 
@@ -81,6 +83,7 @@ def _outcome(
     hyps = {h["suspect"]: h for h in detail.get("hypotheses") or []}
     conclusion = detail.get("conclusion")
     chosen = hyps.get(conclusion or "")
+    calibrated = (detail.get("report") or {}).get("calibration") or {}
     truth = hyps.get(case.root_cause) or {}
     events = [str(e) for e in detail.get("events") or []]
     window = plan.get("window")
@@ -95,7 +98,11 @@ def _outcome(
         ending=detail.get("ending"),
         conclusion=conclusion,
         conclusion_state=None if chosen is None else str(chosen["state"]),
-        confidence=None if chosen is None else float(chosen["confidence"]),
+        confidence=None
+        if chosen is None
+        else float(calibrated.get("stated", chosen["confidence"])),
+        evidence_confidence=None if chosen is None else float(chosen["confidence"]),
+        calibrated_on=int(calibrated.get("earlier", 0)),
         tool_calls=len(detail.get("evidence") or []),
         seconds=seconds,
         floor=any("deterministic tool floor" in e for e in events),
@@ -118,11 +125,18 @@ def _outcome(
 
 
 class E2ERunner:
-    """Runs cases against one Prometheus, one graph key and one app per case and arm."""
+    """Runs cases against one Prometheus, one graph key and one app per case and arm. With
+    `feedback`, each clean incident, once scored, is confirmed with its label as a user
+    would, and its labelled trajectory is carried into every later case's graph: the
+    platform's history of outcomes (what calibrates the confidence an incident states)."""
 
     def __init__(self, store: GraphStore, settings: Settings, manifests_root: Path | None,
-                 timeout_s: float) -> None:  # fmt: skip
+                 timeout_s: float, feedback: bool = True) -> None:  # fmt: skip
         self.store = store
+        self.feedback = feedback
+        self.history: list[NodeRecord] = []
+        """Labelled trajectories of the cases done: written into each later case's graph."""
+        self._labelled: list[NodeRecord] = []
         self.replayer = Replayer(store, settings, manifests_root, attempts=0)
         self.token = secrets.token_urlsafe(24)
         self.timeout_s = timeout_s
@@ -155,6 +169,8 @@ class E2ERunner:
             if arm == "distractor" and distractor is None:
                 continue
             out.append(self._arm(case, index, arm, fired, alert, distractor))
+        self.history += self._labelled  # after every arm: no arm sees its own case's label
+        self._labelled = []
         return out
 
     def _arm(self, case: Case, index: int, arm: str, fired: AlertTime, alert: Alert,
@@ -166,6 +182,9 @@ class E2ERunner:
             t = time.perf_counter()
             repo, notes = build_world(self.replayer, graph, case, fired.fired_at, folder,
                                       distractor)  # fmt: skip
+            if self.history:
+                with GraphIngestor(graph, who="eval") as writer:
+                    writer.write(RecordBatch(nodes=list(self.history)))
             self._add("lanes_s", t)
             replay_ranking = None
             if arm == "clean":  # what `stackgraph eval` ranks on this graph, for reference
@@ -181,7 +200,12 @@ class E2ERunner:
             with serving(settings, graph, self.token) as url:
                 self._add("serve_start_s", t)
                 detail, seconds = run_incident(url, self.token, payload, self.timeout_s)
+                if arm == "clean" and self.feedback:
+                    confirm(url, self.token, str(alert.fingerprint), case.root_cause)
                 t = time.perf_counter()
+            if arm == "clean" and self.feedback:
+                self._labelled = [trajectory_node(x) for x in trajectories(graph)
+                                  if x.fingerprint == alert.fingerprint]  # fmt: skip
             self._add("serve_stop_s", t)
         finally:
             try:
@@ -204,10 +228,12 @@ def run_e2e(
     manifests_root: Path | None = None,
     limit: int | None = None,
     distractor: bool = True,
+    feedback: bool = True,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The end-to-end scorecard (`score`) of dataset `name`: every case through the API,
-    in the clean arm and (with `distractor`) the distractor arm."""
+    in the clean arm and (with `distractor`) the distractor arm; with `feedback`, in the
+    dataset's order, each clean incident confirmed after it is scored (`E2ERunner`)."""
     cases = place(load(name, path, adapter)[:limit])
     manifests_root = manifests_root or manifests_beside(path)
     arms = ARMS if distractor else ARMS[:1]
@@ -221,7 +247,7 @@ def run_e2e(
             "agent_loki_url": None, "api_investigate_at": "fired",
             "qdrant_url": None, "falkordb_read_url": None,
         })  # fmt: skip
-        runner = E2ERunner(store, app, manifests_root, timeout_s)
+        runner = E2ERunner(store, app, manifests_root, timeout_s, feedback)
         try:
             for i, case in enumerate(cases):
                 if progress is not None:
@@ -253,6 +279,15 @@ def run_e2e(
         "startsAt, where the agent's tools read up to); 'replay plan' is `stackgraph eval`'s "
         "ranking in process on the same graph, the same windows: the two differ only if the "
         "API's path does",
+        "feedback: "
+        + (
+            "each clean incident, once scored, confirmed with its root cause as a "
+            "user would; its labelled trajectory carried into every later case's "
+            "graph, so later incidents state their confidence calibrated by it "
+            "(nothing else carries: the plan never sees a label)"
+            if feedback
+            else "none (--no-feedback): every incident states the evidence's confidence"
+        ),
         f"distractor arm: one release of a service whose series stayed in band (not the root "
         f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
         "in its folder of the monorepo and a HelmRelease revision; no telemetry change",

@@ -12,7 +12,10 @@
   there are none.
 - calibration, ECE (conclusions): expected calibration error of the stated confidence
   against being right, over 10 equal-width bins of [0, 1]: the sum over bins of
-  (bin size / n) * |mean confidence - accuracy|.
+  (bin size / n) * |mean confidence - accuracy|. The stated confidence is calibrated by the
+  feedback on earlier incidents when the run gives feedback (`rca.agent.calibration`);
+  `calibration_ece_evidence` is the same measure on the evidence's own confidence, what a
+  platform without feedback states.
 - s / incident (every incident): from the POST to the incident's end, as polling sees it.
 - tool calls / incident (every incident): tool results recorded as evidence (one per
   call of a tool on a suspect).
@@ -63,10 +66,15 @@ class Outcome:
     conclusion: str | None
     conclusion_state: str | None
     confidence: float | None
+    """The conclusion's confidence as the incident states it (calibrated by feedback)."""
     tool_calls: int
     seconds: float
     floor: bool
     """The incident's events say the deterministic tool floor ran (no model, or it was down)."""
+    evidence_confidence: float | None = None
+    """The evidence's own confidence in the conclusion (the hypothesis')."""
+    calibrated_on: int = 0
+    """Earlier conclusions with feedback on the same evidence that calibrated it."""
     plan_window: tuple[float, float] | None = None
     """The API plan's alert window (its end is the moment the plan looked up to)."""
     conclusion_tools: list[str] = field(default_factory=list)
@@ -108,6 +116,8 @@ class Outcome:
             "conclusion": self.conclusion,
             "conclusion_state": self.conclusion_state,
             "confidence": self.confidence,
+            "evidence_confidence": self.evidence_confidence,
+            "calibrated_on": self.calibrated_on,
             "conclusion_tools": self.conclusion_tools,
             "root_cause_state": self.root_cause_state,
             "root_cause_evidence": self.root_cause_evidence,
@@ -175,6 +185,9 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "validated": len(validated),
         "validated_precision": _share(sum(1 for o in validated if o.right), len(validated)),
         "calibration_ece": ece([(o.confidence or 0.0, o.right) for o in concluded]),
+        "calibration_ece_evidence": ece(
+            [(o.evidence_confidence or 0.0, o.right) for o in concluded]
+        ),
         "seconds_per_incident": round(statistics.fmean(seconds), 3) if seconds else None,
         "seconds_max": round(max(seconds), 3) if seconds else None,
         "tool_calls_per_incident": round(statistics.fmean(o.tool_calls for o in outcomes), 2)

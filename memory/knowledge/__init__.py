@@ -19,7 +19,15 @@ from .store import (
     version,
     versions,
 )
-from .trajectory import LABELS, Step, Trajectory, label_of, trajectory_of, trajectory_records
+from .trajectory import (
+    LABELS,
+    Step,
+    Trajectory,
+    label_of,
+    trajectory_node,
+    trajectory_of,
+    trajectory_records,
+)
 
 __all__ = [
     "ANY",
@@ -42,6 +50,7 @@ __all__ = [
     "promotion_records",
     "shipped",
     "trajectories",
+    "trajectory_node",
     "trajectory_of",
     "trajectory_records",
     "version",

@@ -29,7 +29,15 @@ from stackgraph.rca.agent.report import signature
 from stackgraph.rca.outcome import SYNTHETIC, IncidentOutcome
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 
-__all__ = ["LABELS", "Step", "Trajectory", "label_of", "trajectory_of", "trajectory_records"]
+__all__ = [
+    "LABELS",
+    "Step",
+    "Trajectory",
+    "label_of",
+    "trajectory_node",
+    "trajectory_of",
+    "trajectory_records",
+]
 
 LABELS = ("correct", "partial", "wrong", "pending")
 LEADS = 3
@@ -143,19 +151,25 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
     )  # fmt: skip
 
 
+def trajectory_node(t: Trajectory, shadow: bool = False) -> NodeRecord:
+    """The `Trajectory` node: the record as JSON, and what is queried (signature, label,
+    when, program, the evidence's confidence in a conclusion) as properties."""
+    concluded = t.conclusion is not None and t.confidence is not None
+    props = {
+        "signature": t.signature, "label": t.label, "opened_at": t.opened_at,
+        "program": t.program, "shadow": shadow,
+        **({"evidence_confidence": t.confidence} if concluded else {}),
+        "trajectory_json": json.dumps(t.to_dict(), sort_keys=True, default=str)[:1_000_000],
+    }  # fmt: skip
+    return NodeRecord("Trajectory", {"fingerprint": t.fingerprint}, props, SYNTHETIC)
+
+
 def trajectory_records(outcome: IncidentOutcome) -> RecordBatch:
     """The trajectory as a `Trajectory` node and `Incident -TRACED_AS->` (shadow incidents
     too, marked: shadow mode is for watching, and its runs are worth learning from)."""
-    t = trajectory_of(outcome)
-    key = {"fingerprint": t.fingerprint}
-    props = {
-        "signature": t.signature, "label": t.label, "opened_at": t.opened_at,
-        "program": t.program, "shadow": outcome.shadow,
-        **({"evidence_confidence": t.confidence} if t.conclusion and t.confidence is not None else {}),
-        "trajectory_json": json.dumps(t.to_dict(), sort_keys=True, default=str)[:1_000_000],
-    }  # fmt: skip
+    node = trajectory_node(trajectory_of(outcome), outcome.shadow)
     batch = RecordBatch()
-    batch.nodes.append(NodeRecord("Trajectory", key, props, SYNTHETIC))
-    batch.edges.append(EdgeRecord("TRACED_AS", NodeRef("Incident", key),
-                                  NodeRef("Trajectory", key), {}, SYNTHETIC))  # fmt: skip
+    batch.nodes.append(node)
+    batch.edges.append(EdgeRecord("TRACED_AS", NodeRef("Incident", node.key),
+                                  NodeRef("Trajectory", node.key), {}, SYNTHETIC))  # fmt: skip
     return batch

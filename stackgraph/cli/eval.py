@@ -104,6 +104,13 @@ def eval_e2e(
         bool,
         typer.Option(help="Also replay each case with an unrelated recent deploy (second arm)."),
     ] = True,
+    feedback: Annotated[
+        bool,
+        typer.Option(
+            help="Confirm each clean incident with its label once scored, as a user "
+            "would; later incidents state their confidence calibrated by it."
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
 ) -> None:
     """End to end through the API: each case's world through the lanes (and a Git monorepo
@@ -117,7 +124,7 @@ def eval_e2e(
     settings = state_of(ctx).settings()
     with replaying(settings, "e2e", dataset) as (store, progress):
         card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
-                       distractor=distractor, progress=progress)  # fmt: skip
+                       distractor=distractor, feedback=feedback, progress=progress)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

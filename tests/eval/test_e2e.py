@@ -3,6 +3,7 @@ and job stream), a real Prometheus and real Git repositories, then scored."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import time
@@ -15,7 +16,7 @@ from stackgraph.api.app import plan_from
 from stackgraph.api.schemas import AlertmanagerWebhook
 from stackgraph.config import Settings
 from stackgraph.eval.alerting import AlertTime
-from stackgraph.eval.datasets.model import ChangeEvent
+from stackgraph.eval.datasets.model import Case, ChangeEvent
 from stackgraph.eval.e2e import (
     DISTRACTOR_LEAD_S,
     Outcome,
@@ -222,6 +223,44 @@ def test_e2e_on_seeded_scores_real_incidents(settings: Settings, store: GraphSto
     ranks = {c["case_id"]: c["ranks"]["stackgraph"] for c in plain["cases"]}
     assert {i["case_id"]: i["replay_plan_rank"] for i in clean} == ranks
     assert "| clean | 3 |" in markdown(card)
+    # feedback: each clean incident confirmed once scored, its trajectory carried on, so an
+    # incident's stated confidence was calibrated by exactly the earlier cases' clean
+    # conclusions on the same evidence (never by its own case's label)
+    assert any(n.startswith("feedback: each clean incident") for n in card["notes"])
+    for i, inc in enumerate(incidents):
+        earlier = [
+            e for e in incidents[:i]
+            if e["arm"] == "clean" and e["ending"] == "concluded" and e["case_id"] != inc["case_id"]
+            and round(e["evidence_confidence"], 3) == round(inc["evidence_confidence"] or -1, 3)
+        ]  # fmt: skip
+        assert inc["calibrated_on"] == (len(earlier) if inc["ending"] == "concluded" else 0)
+        if inc["ending"] == "concluded" and not earlier:
+            assert inc["confidence"] == inc["evidence_confidence"]
+
+
+def shop01_twice(path: Path) -> list[Case]:
+    """seeded's shop-01 (which the floor concludes), then the same incident again."""
+    case = load_seeded()[0]
+    return [case, dataclasses.replace(case, case_id="shop-01-again")]
+
+
+def test_feedback_on_one_incident_calibrates_the_next(
+    settings: Settings, store: GraphStore, tmp_path: Path
+) -> None:
+    require(all(shutil.which(b) for b in ("prometheus", "promtool")), "Debian prometheus")
+    card = run_e2e("twice", tmp_path, store, settings=settings, adapter=f"{__name__}:shop01_twice",
+                   distractor=False)  # fmt: skip
+    first, again = card["incidents"]
+    assert first["ending"] == again["ending"] == "concluded", card["incidents"]
+    e = first["evidence_confidence"]
+    assert again["evidence_confidence"] == e  # the same evidence, the same tools
+    assert first["calibrated_on"] == 0 and first["confidence"] == e
+    assert again["calibrated_on"] == 1
+    assert again["confidence"] == pytest.approx((int(first["right"]) + 2 * e) / 3, abs=1e-4)
+    cold = run_e2e("twice", tmp_path, store, settings=settings, adapter=f"{__name__}:shop01_twice",
+                   distractor=False, feedback=False)  # fmt: skip
+    assert [i["calibrated_on"] for i in cold["incidents"]] == [0, 0]
+    assert any("feedback: none" in n for n in cold["notes"])
 
 
 def test_a_missing_dataset_folder_is_a_clear_error(settings: Settings, store: GraphStore) -> None:
