@@ -16,6 +16,7 @@ over the series whose `client` is S: Tempo's service graph keeps both labels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ def _by_server(data: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
         rows = series.get("values") or ([series["value"]] if "value" in series else [])
         for t, value in rows:
             number = float(value)
-            if server and number == number and abs(number) != float("inf"):
+            if server and math.isfinite(number):
                 out.setdefault(server, []).append((float(t), number))
     return out
 
