@@ -51,6 +51,9 @@ PROMQL: dict[str, str] = {
 """signal → PromQL; `<<s>>` the service name, `<<re>>` its regex-escaped form, `<<w>>` the
 window in whole seconds. `or vector(0)`: Tempo creates the failed counter on the first
 failure, so a service that never failed has none."""
+FAILURES_RECORDED = "count(last_over_time(traces_service_graph_request_failed_total[<<w>>s]))"
+"""Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
+status), an error ratio of 0 is not measured, and refutes nothing."""
 
 ERROR_RATIO_BAD = 0.05
 """An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
@@ -124,6 +127,15 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if window is None:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
+    if signal == "error_rate" and window == 0 and not baseline:
+        recorded = _instant(ctx, FAILURES_RECORDED.replace("<<w>>", str(int(2 * win.span_s))),
+                            win.end)  # fmt: skip
+        if isinstance(recorded, ToolResult):
+            return recorded
+        if recorded is None:
+            return ToolResult(ToolStatus.NO_DATA, "no failed call of any service is recorded "
+                              "(spans without a status?): an error ratio of 0 is not measured",
+                              facts)  # fmt: skip
     short: float | None = None
     if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
         read = _instant(ctx, promql(signal, service, SHORT_S), win.end)

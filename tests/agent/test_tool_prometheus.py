@@ -211,6 +211,22 @@ def test_a_healthy_service_that_never_failed_is_refuted(promurl: str) -> None:
     assert verdict == Verdict.REFUTES
 
 
+def test_where_no_failure_is_ever_recorded_an_error_ratio_of_0_refutes_nothing(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Spans without a status: Tempo records calls, never a failed one, for any service."""
+    fam = "traces_service_graph_request"
+    lines = [f"# TYPE {fam} counter"]
+    lines += [f'{fam}_total{{client="frontend",server="checkout"}} {PER_STEP * (i + 1)} '
+              f"{START + i * STEP}" for i in range(POINTS)]  # fmt: skip
+    with running_prometheus(tmp_path_factory.mktemp("no-status"), "\n".join([*lines, "# EOF"])
+                            + "\n") as url:  # fmt: skip
+        result, verdict = measure(url, "checkout", "error_rate")
+    assert result.status == ToolStatus.NO_DATA, result.summary
+    assert "no failed call of any service is recorded" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+
+
 def test_a_chronic_bad_signal_is_inconclusive(promurl: str) -> None:
     errors, verdict = measure(promurl, "ledger", "error_rate")
     assert errors.data["window"] == pytest.approx(0.1, rel=1e-6)
