@@ -44,6 +44,8 @@ class Prepared:
     ident: tuple[Any, ...]
     head: str
     """`"hash","source","status",confidence` as parameter text."""
+    digest: str
+    """The content hash (hex), the first field of `head`."""
     keys: str
     """Node: the natural key's text; edge: its own key's text (endpoints come later)."""
     props: str
@@ -99,7 +101,7 @@ def _validated(
 def _serialise(
     records: list[Any], key_columns: list[list[Any]], tag: str | None
 ) -> list[tuple[str, str, str, str, str]]:
-    """(source, head, keys text, props text, hash tag) of each record of one shape."""
+    """(digest, head, keys text, props text, hash tag) of each record of one shape."""
     sources = [str(r.source) for r in records]
     statuses = [str(r.status) for r in records]
     confidences = [float(r.confidence) for r in records]
@@ -117,8 +119,9 @@ def _serialise(
         keys = [""] * len(records)
     out = []
     for j, p in enumerate(props):
-        head = f'"{row_hash(p)}",{s_text[j]},{st_text[j]},{c_text[j]}'
-        out.append((sources[j], head, keys[j], p, tag or sources[j]))
+        digest = row_hash(p)
+        head = f'"{digest}",{s_text[j]},{st_text[j]},{c_text[j]}'
+        out.append((digest, head, keys[j], p, tag or sources[j]))
     return out
 
 
@@ -205,12 +208,12 @@ def prepare_nodes(
             continue
         key_cols = [[r.key[k] for r in good] for k in spec.keys]
         get = key_of(label)
-        for rec, (_, head, keys, props, hash_tag) in zip(
+        for rec, (digest, head, keys, props, hash_tag) in zip(
             good, _serialise(good, key_cols, tag), strict=True
         ):
             ident = (label, get(rec.key))
             group = (label, hash_tag, _is_reference(rec))
-            out.append(Prepared(group, ident, head, keys, props, rec))
+            out.append(Prepared(group, ident, head, digest, keys, props, rec))
     out.sort(key=lambda p: order[p.ident])
     return out, merged
 
@@ -258,11 +261,11 @@ def prepare_edges(
             continue
         own_cols = [[_plain(r.props[k]) for r in good] for k in spec.keys]
         by_rec = {id(rec): ident for ident, rec in entries}
-        for rec, (_, head, keys, props, hash_tag) in zip(
+        for rec, (digest, head, keys, props, hash_tag) in zip(
             good, _serialise(good, own_cols, tag), strict=True
         ):
             group = (etype, src_label, dst_label, hash_tag, _is_reference(rec))
-            out.append(Prepared(group, by_rec[id(rec)], head, keys, props, rec))
+            out.append(Prepared(group, by_rec[id(rec)], head, digest, keys, props, rec))
     out.sort(key=lambda p: order[p.ident])
     return out, merged
 

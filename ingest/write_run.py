@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from stackgraph import cypher
 from stackgraph.params import Serialized
-from stackgraph.schema import Rejection
+from stackgraph.schema import EDGES, Rejection
 
 from .columns import Prepared, prepare_edges, prepare_nodes
 from .report import Counts, IngestReport
@@ -41,8 +41,13 @@ __all__ = ["WriteRun", "windows"]
 
 T = TypeVar("T")
 Progress = Callable[[int], None]
-_IN_FLIGHT = 2
-"""Chunks queued for the I/O thread at most (bounds memory; one is enough to overlap)."""
+Pairs = Callable[["Prepared"], tuple[int, int]]
+"""An edge row's (source, target) node ids."""
+_IN_FLIGHT_ROWS = 60_000
+"""Rows queued for the I/O thread at most: about a window's, so the next window is
+prepared while the server writes this one (bounds memory to about two windows)."""
+_GROUP_MAX = 64
+"""Rows of one source node a grouped touch takes at most (see `_by_source`)."""
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -76,13 +81,15 @@ class WriteRun:
         self.ids: dict[tuple[Any, ...], int] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stackgraph-writer")
         self._queue: deque[Future[None]] = deque()
+        self._in_flight = max(2, _IN_FLIGHT_ROWS // max(writer.batch_size, 1))
+        self._nodes_queued = False
 
     # -- the I/O thread ------------------------------------------------------------------
 
     def _submit(self, job: Callable[[], None]) -> None:
         self.w.check_lease()
         self._queue.append(self._pool.submit(job))
-        while len(self._queue) > _IN_FLIGHT:
+        while len(self._queue) > self._in_flight:
             self._queue.popleft().result()
 
     def drain(self) -> None:
@@ -107,12 +114,16 @@ class WriteRun:
         for (label, hash_tag, reference), entries in _grouped(prepared).items():
             target = _Target("node", label, hash_tag, label, "count_label")
             self._write_group(target, reference, entries, self.report.nodes[label], _keys)
+        self._nodes_queued = True
 
     def edges(self, window: list[Any]) -> None:
         prepared, _ = prepare_edges(window, self.tag, self.report.rejected)
         self._advance(len(window) - len(prepared))
+        if self._nodes_queued:  # prepared while the nodes were written; ids need them all
+            self.drain()
+            self._nodes_queued = False
         self._resolve(prepared)
-        ends: dict[int, str] = {}
+        ends: dict[int, tuple[int, int]] = {}
         found: list[Prepared] = []
         for p in prepared:
             a = self.ids.get((p.ident[1], p.ident[2]))
@@ -124,16 +135,23 @@ class WriteRun:
                 )
                 self._advance(1)
                 continue
-            ends[id(p)] = f"{a},{b}," + p.keys if p.keys else f"{a},{b}"
+            ends[id(p)] = (a, b)
             found.append(p)
+
+        def text(p: Prepared) -> str:
+            a, b = ends[id(p)]
+            return f"{a},{b}," + p.keys if p.keys else f"{a},{b}"
+
         for (etype, src, dst, hash_tag, reference), entries in _grouped(found).items():
             target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
             counts = self.report.edges[etype]
-            self._write_group(target, reference, entries, counts, lambda p: ends[id(p)])
+            keyless = not EDGES[etype].keys  # one edge of the type per pair of nodes
+            pairs = (lambda p: ends[id(p)]) if keyless else None
+            self._write_group(target, reference, entries, counts, text, pairs)
 
     def _write_group(
         self, target: _Target, reference: bool, entries: list[Prepared], counts: Counts,
-        ends: Callable[[Prepared], str],
+        ends: Callable[[Prepared], str], pairs: Pairs | None = None,
     ) -> None:  # fmt: skip
         """One query group: references, creates into an empty label/type, or touch+merge."""
         create, merge = self._fresh(target.name, target.counter, entries)
@@ -148,7 +166,7 @@ class WriteRun:
             full = [f"[{i},{p.head},{ends(p)},{p.props}]" for i, p in enumerate(chunk)]
             self._submit(partial(self._create, query, full, counts))
         if merge:
-            self._merge_path(target, merge, counts, ends)
+            self._merge_path(target, merge, counts, ends, pairs)
 
     def _resolve(self, prepared: list[Prepared]) -> None:
         """Look up the ids of endpoints not seen before in this write, label by label."""
@@ -202,15 +220,19 @@ class WriteRun:
 
     def _merge_path(
         self, target: _Target, entries: list[Prepared], counts: Counts,
-        ends: Callable[[Prepared], str],
+        ends: Callable[[Prepared], str], pairs: Pairs | None,
     ) -> None:  # fmt: skip
-        touch_q, pending_q, merge_q = (target.render(n) for n in ("touch", "pending", "merge"))
+        queries = _Queries(
+            target.render("touch"), target.render("pending"), target.render("merge"),
+            target.render("touch_by_source") if pairs else None,
+        )  # fmt: skip
         skip_touch = self.fresh.get(target.name, False)  # only repeats of this write: merge
         for chunk in self._chunks(entries):
             light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
             props = [p.props for p in chunk]  # full rows are made only for what changed
-            self._submit(partial(self._touch_then_merge, touch_q, pending_q, merge_q, light,
-                                 props, counts, skip_touch))  # fmt: skip
+            grouped = _by_source(chunk, pairs) if pairs and not skip_touch else None
+            self._submit(partial(self._touch_then_merge, queries, light, props, grouped,
+                                 counts, skip_touch))  # fmt: skip
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
@@ -227,25 +249,53 @@ class WriteRun:
         self._advance(len(rows))
 
     def _touch_then_merge(
-        self, touch_q: cypher.Query, pending_q: cypher.Query, merge_q: cypher.Query,
-        light: list[str], props: list[str], counts: Counts, skip_touch: bool,
+        self, q: _Queries, light: list[str], props: list[str], grouped: list[str] | None,
+        counts: Counts, skip_touch: bool,
     ) -> None:  # fmt: skip
         pending: set[int] | range = range(len(light))
         if not skip_touch:
-            touched = int(self.w._write(touch_q, self._params(light))[0]["touched"])
-            if touched == len(light):
+            if grouped is not None and q.touch_by_source is not None:
+                seen = self.w._write(q.touch_by_source, self._params(grouped))
+            else:
+                seen = self.w._write(q.touch, self._params(light))
+            touched = int(seen[0]["touched"])
+            if touched >= len(light):
                 pending = set()
             else:
-                found = self.w.store.read(pending_q, self._params(light))
+                found = self.w.store.read(q.pending, self._params(light))
                 pending = set(found[0]["pending"]) if found else pending
         rest = [light[i][:-1] + "," + props[i] + "]" for i in sorted(pending)]
         counts.unchanged += len(light) - len(rest)
         if rest:
-            out = self.w._write(merge_q, self._params(rest))[0]
+            out = self.w._write(q.merge, self._params(rest))[0]
             created = int(out["created"] or 0)
             counts.created += created
             counts.updated += int(out["written"]) - created
         self._advance(len(light))
+
+
+@dataclass(frozen=True)
+class _Queries:
+    """The templates of the touch-then-merge path of one query group."""
+
+    touch: cypher.Query
+    pending: cypher.Query
+    merge: cypher.Query
+    touch_by_source: cypher.Query | None
+
+
+def _by_source(chunk: list[Prepared], pairs: Pairs) -> list[str] | None:
+    """Touch rows grouped by source node and provenance (`edge_touch_by_source`), or None
+    when a source has more than `_GROUP_MAX` rows (its list is searched once per edge it
+    has, so such a chunk is touched row by row)."""
+    groups: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for p in chunk:
+        a, b = pairs(p)
+        digest = p.digest
+        groups[(a, p.head[len(digest) + 3 :])].append(f'"{b}:{digest}"')
+    if max(map(len, groups.values()), default=0) > _GROUP_MAX:
+        return None
+    return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
 
 
 @dataclass(frozen=True)
