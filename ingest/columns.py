@@ -27,7 +27,7 @@ from stackgraph.schema import (
 )
 from stackgraph.schema.validate import column_ok, key_column_ok, names_ok, provenance_ok
 
-from .rows import column_text, map_texts, row_hash
+from .rows import column_text, list_texts, map_texts, row_hash
 
 __all__ = ["Prepared", "prepare_edges", "prepare_nodes"]
 
@@ -42,14 +42,14 @@ class Prepared:
     group: tuple[Any, ...]
     """Rows written by one query: (label, tag, reference) or (type, src, dst, tag, reference)."""
     ident: tuple[Any, ...]
-    head: str
-    """`"hash","source","status",confidence` as parameter text."""
     digest: str
-    """The content hash (hex), the first field of `head`."""
+    """The content hash of `props` (hex)."""
+    prov: str
+    """`"source","status",confidence` as parameter text."""
     keys: str
     """Node: the natural key's text; edge: its own key's text (endpoints come later)."""
     props: str
-    """The properties map's text (provenance included); hashed into `head`."""
+    """The properties map's text (provenance included); hashed into `digest`."""
     record: Any
 
 
@@ -98,13 +98,17 @@ def _validated(
     return good
 
 
-def _serialise(
-    records: list[Any], key_columns: list[list[Any]], tag: str | None
-) -> list[tuple[str, str, str, str, str]]:
-    """(digest, head, keys text, props text, hash tag) of each record of one shape."""
-    sources = [str(r.source) for r in records]
-    statuses = [str(r.status) for r in records]
-    confidences = [float(r.confidence) for r in records]
+Serialised = tuple[list[str], list[str], list[str], list[str], list[str]]
+"""Columns of a shape's rows: digests, provenance texts, keys texts, props texts, hash tags."""
+
+
+def _serialise(records: list[Any], key_columns: list[list[Any]], tag: str | None) -> Serialised:
+    """The columns (`Serialised`) of one shape's records."""
+    sources = _strings([r.source for r in records])
+    statuses = _strings([r.status for r in records])
+    confidences = [r.confidence for r in records]
+    if set(map(type, confidences)) != {float}:
+        confidences = [float(c) for c in confidences]
     names = sorted({*records[0].props, *_PROVENANCE})
     provenance: dict[str, Sequence[Any]] = {
         "source": sources, "status": statuses, "confidence": confidences,
@@ -113,16 +117,21 @@ def _serialise(
         provenance[n] if n in provenance else [r.props[n] for r in records] for n in names
     ]
     props = map_texts(names, cols)
-    s_text, st_text, c_text = (column_text(c) for c in (sources, statuses, confidences))
+    digests = [row_hash(p) for p in props]
+    prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
     if not key_columns:
         keys = [""] * len(records)
-    out = []
-    for j, p in enumerate(props):
-        digest = row_hash(p)
-        head = f'"{digest}",{s_text[j]},{st_text[j]},{c_text[j]}'
-        out.append((digest, head, keys[j], p, tag or sources[j]))
-    return out
+    tags = [tag] * len(records) if tag else sources
+    return digests, prov, keys, props, tags
+
+
+def _strings(col: list[Any]) -> list[str]:
+    """`str` of each value (sources and statuses: a few distinct values, often enums)."""
+    if set(map(type, col)) == {str}:
+        return col
+    text = {v: str(v) for v in set(col)}
+    return [text[v] for v in col]
 
 
 def _is_reference(record: Any) -> bool:
@@ -156,15 +165,19 @@ def _edge_shape(etype: str, src_label: str, dst_label: str) -> EdgeShape | None:
 
 
 def _edge_ident(rec: EdgeRecord) -> tuple[Any, ...]:
+    """(type, (src label, src key), (dst label, dst key), own key): an endpoint's pair is
+    also its node's identity (`_node_ident`), the key of the writer's node-id cache."""
     src, dst = rec.src, rec.dst
-    shape = _edge_shape(rec.type, src.label, dst.label)
+    shape = _EDGE_SHAPES.get((rec.type, src.label, dst.label)) or _edge_shape(
+        rec.type, src.label, dst.label
+    )
     if shape is None:
         raise KeyError(rec.type)
     src_key_of, dst_key_of, own_keys, n_src, n_dst = shape
     if len(src.key) != n_src or len(dst.key) != n_dst:
         raise KeyError(rec.type)
     own = tuple(_plain(rec.props[k]) for k in own_keys) if own_keys else ()
-    return (rec.type, src.label, src_key_of(src.key), dst.label, dst_key_of(dst.key), own)
+    return (rec.type, (src.label, src_key_of(src.key)), (dst.label, dst_key_of(dst.key)), own)
 
 
 def _dedupe(
@@ -174,20 +187,29 @@ def _dedupe(
     """Records by identity, later ones merged into earlier ones; a record whose identity
     cannot be made (unknown label, a missing or unhashable key) is refused by `check`."""
     kept: dict[tuple[Any, ...], R] = {}
+    keep = kept.setdefault
     merged = 0
     for rec in records:
         try:
             ident = ident_of(rec)
-            hash(ident)
+            first = keep(ident, rec)
         except (KeyError, TypeError):
             rejected.extend(check(rec) or [Rejection(str(rec), "key", "is invalid")])
             continue
-        if ident in kept:
-            kept[ident] = _merge(kept[ident], rec)
+        if first is not rec:
+            kept[ident] = _merge(first, rec)
             merged += 1
-        else:
-            kept[ident] = rec
     return kept, merged
+
+
+def _in_window_order(
+    out: list[Prepared], shapes: int, kept: dict[tuple[Any, ...], Any]
+) -> list[Prepared]:
+    """Records of several shapes back in the window's order (one shape already is)."""
+    if shapes > 1:
+        order = {ident: n for n, ident in enumerate(kept)}
+        out.sort(key=lambda p: order[p.ident])
+    return out
 
 
 def prepare_nodes(
@@ -195,27 +217,36 @@ def prepare_nodes(
 ) -> tuple[list[Prepared], int]:
     """Valid node records of a window, merged and serialised; and how many were merged."""
     kept, merged = _dedupe(records, _node_ident, validate_node, rejected)
-    shapes: dict[tuple[Any, ...], list[NodeRecord]] = defaultdict(list)
-    for rec in kept.values():
-        shapes[(rec.label, tuple(rec.props))].append(rec)
-    order = {ident: n for n, ident in enumerate(kept)}
+    shapes: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], NodeRecord]]] = defaultdict(list)
+    for ident, rec in kept.items():
+        shapes[(rec.label, tuple(rec.props))].append((ident, rec))
     out: list[Prepared] = []
-    for (label, names), shape in shapes.items():
+    for (label, names), entries in shapes.items():
         spec = LABELS[label]
-        fast = _nodes_ok(spec, names, shape)
-        good = _validated(shape, fast, validate_node, rejected)
+        shape = [rec for _, rec in entries]
+        good = _validated(shape, _nodes_ok(spec, names, shape), validate_node, rejected)
         if not good:
             continue
+        idents = [i for i, _ in entries] if good is shape else [_node_ident(r) for r in good]
         key_cols = [[r.key[k] for r in good] for k in spec.keys]
-        get = key_of(label)
-        for rec, (digest, head, keys, props, hash_tag) in zip(
-            good, _serialise(good, key_cols, tag), strict=True
-        ):
-            ident = (label, get(rec.key))
-            group = (label, hash_tag, _is_reference(rec))
-            out.append(Prepared(group, ident, head, digest, keys, props, rec))
-    out.sort(key=lambda p: order[p.ident])
-    return out, merged
+        out += _prepared(good, idents, _serialise(good, key_cols, tag), (label,), not names)
+    return _in_window_order(out, len(shapes), kept), merged
+
+
+def _prepared(
+    good: list[Any], idents: list[tuple[Any, ...]], rows: Serialised,
+    group: tuple[Any, ...], reference: bool,
+) -> list[Prepared]:  # fmt: skip
+    """One shape's records as `Prepared`, each in its query group: `group` + (hash tag,
+    reference)."""
+    digests, prov, keys, props, tags = rows
+    groups = {t: (*group, t, reference) for t in set(tags)}
+    return [
+        Prepared(groups[t], ident, d, pv, k, p, rec)
+        for rec, ident, d, pv, k, p, t in zip(
+            good, idents, digests, prov, keys, props, tags, strict=True
+        )
+    ]
 
 
 def _nodes_ok(spec: Any, names: tuple[str, ...], shape: list[NodeRecord]) -> bool:
@@ -235,8 +266,8 @@ def _nodes_ok(spec: Any, names: tuple[str, ...], shape: list[NodeRecord]) -> boo
 
 def _provenance_ok(shape: list[Any]) -> bool:
     return provenance_ok(
-        {str(r.source) for r in shape},
-        {str(r.status) for r in shape},
+        {str(v) for v in {r.source for r in shape}},
+        {str(v) for v in {r.status for r in shape}},
         [r.confidence for r in shape],
     )
 
@@ -245,29 +276,23 @@ def prepare_edges(
     records: Sequence[EdgeRecord], tag: str | None, rejected: list[Rejection]
 ) -> tuple[list[Prepared], int]:
     """Valid edge records of a window, merged and serialised; and how many were merged.
-    `ident` is (type, src label, src key, dst label, dst key, own key) for the endpoints."""
+    `ident` is (type, (src label, src key), (dst label, dst key), own key)."""
     kept, merged = _dedupe(records, _edge_ident, validate_edge, rejected)
     shapes: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], EdgeRecord]]] = defaultdict(list)
     for ident, rec in kept.items():
         shapes[(rec.type, rec.src.label, rec.dst.label, tuple(rec.props))].append((ident, rec))
-    order = {ident: n for n, ident in enumerate(kept)}
     out: list[Prepared] = []
     for (etype, src_label, dst_label, names), entries in shapes.items():
         spec = EDGES[etype]
         shape = [rec for _, rec in entries]
-        fast = _edges_ok(spec, names, shape)
-        good = _validated(shape, fast, validate_edge, rejected)
+        good = _validated(shape, _edges_ok(spec, names, shape), validate_edge, rejected)
         if not good:
             continue
+        idents = [i for i, _ in entries] if good is shape else [_edge_ident(r) for r in good]
         own_cols = [[_plain(r.props[k]) for r in good] for k in spec.keys]
-        by_rec = {id(rec): ident for ident, rec in entries}
-        for rec, (digest, head, keys, props, hash_tag) in zip(
-            good, _serialise(good, own_cols, tag), strict=True
-        ):
-            group = (etype, src_label, dst_label, hash_tag, _is_reference(rec))
-            out.append(Prepared(group, by_rec[id(rec)], head, digest, keys, props, rec))
-    out.sort(key=lambda p: order[p.ident])
-    return out, merged
+        rows = _serialise(good, own_cols, tag)
+        out += _prepared(good, idents, rows, (etype, src_label, dst_label), not names)
+    return _in_window_order(out, len(shapes), kept), merged
 
 
 def _edges_ok(spec: Any, names: tuple[str, ...], shape: list[EdgeRecord]) -> bool:

@@ -23,7 +23,7 @@ import xxhash
 
 from stackgraph.params import text
 
-__all__ = ["column_text", "content_hash", "map_texts", "row_hash"]
+__all__ = ["column_text", "content_hash", "list_texts", "map_texts", "row_hash"]
 
 
 def _quote(col: Sequence[str]) -> list[str]:
@@ -46,14 +46,30 @@ def column_text(col: Sequence[Any]) -> list[str]:
 
 
 def map_texts(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[str]:
-    """`{`a`:1,`b`:"x"}` per row, properties in the given (sorted) order."""
+    """`{`a`:1,`b`:"x"}` per row, properties in the given (sorted) order. Names are
+    schema-checked property names (no `%`, braces or backticks), so one format string per
+    shape makes each row in a single step."""
     if not names:
         return ["{}"] * (len(columns[0]) if columns else 0)
-    parts = [
-        [f"`{name}`:{value}" for value in column_text(col)]
-        for name, col in zip(names, columns, strict=True)
-    ]
-    return ["{" + ",".join(row) + "}" for row in zip(*parts, strict=True)]
+    fmt = "{" + ",".join(f"`{name}`:%s" for name in names) + "}"
+    texts = [_constant_or_text(col) for col in columns]
+    if len(texts) == 1:
+        return [fmt % (v,) for v in texts[0]]
+    return [fmt % row for row in zip(*texts, strict=True)]
+
+
+def list_texts(columns: Sequence[Sequence[Any]]) -> list[str]:
+    """`1,"x",true` per row: the columns' values, comma-separated, without brackets."""
+    fmt = ",".join("%s" for _ in columns)
+    return [fmt % row for row in zip(*map(_constant_or_text, columns), strict=True)]
+
+
+def _constant_or_text(col: Sequence[Any]) -> Sequence[str]:
+    """A column's text; a column of one repeated value (provenance, mostly) is made once."""
+    first = col[0] if col else None
+    if type(first) is str and col.count(first) == len(col):
+        return [column_text([first])[0]] * len(col)
+    return column_text(col)
 
 
 def row_hash(props_text: str) -> str:

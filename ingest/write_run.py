@@ -3,13 +3,14 @@
 Records stream in windows (`GraphIngestor.window`), so memory stays bounded by a window
 however many records come. Within a window they are merged, validated by column and
 serialised (`columns`); rows go out in chunks of `batch_size`. Queries run on one
-background thread, in order, while this thread builds the next chunk: the server's work
-and Python's overlap (two cores). Per chunk:
+background thread, in order, while this thread prepares the next window: the server's
+work and Python's overlap (two cores). Per chunk:
 
 - a label or relationship type that had nothing when the write began is created without
   lookups (`*_create`), unless this write already sent the same node or edge;
-- otherwise phase 1 touches unchanged rows (`*_touch`, one count back), and only when that
-  falls short does `*_pending` name the rows phase 2 merges (`*_merge`);
+- otherwise phase 1 touches unchanged rows (`*_touch`, or `edge_touch_by_source` for an
+  edge type without a key of its own; one count back), and only when that falls short
+  does `*_pending` name the rows phase 2 merges (`*_merge`);
 - rows without properties only assert existence (`*_reference`).
 
 Edge rows name their endpoints by internal node id, looked up once per distinct endpoint
@@ -22,7 +23,7 @@ import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,13 +42,11 @@ __all__ = ["WriteRun", "windows"]
 
 T = TypeVar("T")
 Progress = Callable[[int], None]
-Pairs = Callable[["Prepared"], tuple[int, int]]
-"""An edge row's (source, target) node ids."""
 _IN_FLIGHT_ROWS = 60_000
 """Rows queued for the I/O thread at most: about a window's, so the next window is
 prepared while the server writes this one (bounds memory to about two windows)."""
 _GROUP_MAX = 64
-"""Rows of one source node a grouped touch takes at most (see `_by_source`)."""
+"""Rows of one source node a grouped touch takes at most (`_Rows.by_source`)."""
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -61,6 +60,50 @@ def windows(records: Iterable[T], size: int) -> Iterator[list[T]]:
 def _serialized(rows: Sequence[str]) -> Serialized:
     """The rows as one list parameter, already in parameter text."""
     return Serialized("[" + ",".join(rows) + "]")
+
+
+@dataclass
+class _Rows:
+    """One query group's records, with what each row names beside its own fields: the
+    node's key text, or the edge's endpoint ids (+ own key text); and for an edge type
+    without a key of its own, the endpoint id pairs (`edge_touch_by_source`)."""
+
+    entries: list[Prepared] = field(default_factory=list)
+    ends: list[str] = field(default_factory=list)
+    pairs: list[tuple[int, int]] | None = None
+
+    def chunks(self, size: int) -> Iterator[_Rows]:
+        for start in range(0, len(self.entries), size):
+            stop = start + size
+            pairs = self.pairs[start:stop] if self.pairs is not None else None
+            yield _Rows(self.entries[start:stop], self.ends[start:stop], pairs)
+
+    def light(self) -> list[str]:
+        """`[i, hash, source, status, confidence, ends...]`: a row without properties."""
+        return [f'[{i},"{p.digest}",{p.prov},{e}]'
+                for i, (p, e) in enumerate(zip(self.entries, self.ends, strict=True))]  # fmt: skip
+
+    def by_source(self) -> list[str] | None:
+        """The rows of `edge_touch_by_source`: grouped by source node and provenance,
+        `[source id, ["target id:hash", ...], source, status, confidence]`; or None when a
+        source has more than `_GROUP_MAX` rows here (its list is searched once per edge it
+        has, so such a chunk is touched row by row)."""
+        if self.pairs is None:
+            return None
+        groups: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for p, (a, b) in zip(self.entries, self.pairs, strict=True):
+            groups[(a, p.prov)].append(f'"{b}:{p.digest}"')
+        if max(map(len, groups.values()), default=0) > _GROUP_MAX:
+            return None
+        return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
+
+    def take(self, keep: Callable[[Prepared], bool]) -> _Rows:
+        """The rows whose record `keep` accepts, in order."""
+        picked = [j for j, p in enumerate(self.entries) if keep(p)]
+        if len(picked) == len(self.entries):
+            return self
+        pairs = [self.pairs[j] for j in picked] if self.pairs is not None else None
+        return _Rows([self.entries[j] for j in picked], [self.ends[j] for j in picked], pairs)
 
 
 class WriteRun:
@@ -111,9 +154,14 @@ class WriteRun:
     def nodes(self, window: list[Any]) -> None:
         prepared, _ = prepare_nodes(window, self.tag, self.report.rejected)
         self._advance(len(window) - len(prepared))
-        for (label, hash_tag, reference), entries in _grouped(prepared).items():
+        groups: dict[tuple[Any, ...], _Rows] = defaultdict(_Rows)
+        for p in prepared:
+            rows = groups[p.group]
+            rows.entries.append(p)
+            rows.ends.append(p.keys)
+        for (label, hash_tag, reference), rows in groups.items():
             target = _Target("node", label, hash_tag, label, "count_label")
-            self._write_group(target, reference, entries, self.report.nodes[label], _keys)
+            self._write_group(target, reference, rows, self.report.nodes[label])
         self._nodes_queued = True
 
     def edges(self, window: list[Any]) -> None:
@@ -123,11 +171,10 @@ class WriteRun:
             self.drain()
             self._nodes_queued = False
         self._resolve(prepared)
-        ends: dict[int, tuple[int, int]] = {}
-        found: list[Prepared] = []
+        ids = self.ids
+        groups: dict[tuple[Any, ...], _Rows] = {}
         for p in prepared:
-            a = self.ids.get((p.ident[1], p.ident[2]))
-            b = self.ids.get((p.ident[3], p.ident[4]))
+            a, b = ids.get(p.ident[1]), ids.get(p.ident[2])
             if a is None or b is None:
                 message = "source or target node does not exist"
                 self.report.rejected.append(
@@ -135,50 +182,50 @@ class WriteRun:
                 )
                 self._advance(1)
                 continue
-            ends[id(p)] = (a, b)
-            found.append(p)
-
-        def text(p: Prepared) -> str:
-            a, b = ends[id(p)]
-            return f"{a},{b}," + p.keys if p.keys else f"{a},{b}"
-
-        for (etype, src, dst, hash_tag, reference), entries in _grouped(found).items():
+            rows = groups.get(p.group)
+            if rows is None:  # one edge of a type without its own key per pair of nodes
+                rows = groups[p.group] = _Rows(pairs=None if EDGES[p.group[0]].keys else [])
+            rows.entries.append(p)
+            rows.ends.append(f"{a},{b},{p.keys}" if p.keys else f"{a},{b}")
+            if rows.pairs is not None:
+                rows.pairs.append((a, b))
+        for (etype, src, dst, hash_tag, reference), rows in groups.items():
             target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
-            counts = self.report.edges[etype]
-            keyless = not EDGES[etype].keys  # one edge of the type per pair of nodes
-            pairs = (lambda p: ends[id(p)]) if keyless else None
-            self._write_group(target, reference, entries, counts, text, pairs)
+            self._write_group(target, reference, rows, self.report.edges[etype])
 
-    def _write_group(
-        self, target: _Target, reference: bool, entries: list[Prepared], counts: Counts,
-        ends: Callable[[Prepared], str], pairs: Pairs | None = None,
-    ) -> None:  # fmt: skip
+    def _write_group(self, target: _Target, reference: bool, rows: _Rows, counts: Counts) -> None:
         """One query group: references, creates into an empty label/type, or touch+merge."""
-        create, merge = self._fresh(target.name, target.counter, entries)
-        if reference:  # MERGEd always; marked sent above, so no create repeats them
+        if reference:  # MERGEd always; marked sent (when fresh), so no create repeats them
+            self._fresh(target.name, target.counter, rows.entries)
             query = target.render("reference")
-            for chunk in self._chunks(entries):
-                light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
-                self._submit(partial(self._reference, query, light, counts))
+            for chunk in rows.chunks(self.w.batch_size):
+                self._submit(partial(self._reference, query, chunk.light(), counts))
+            return
+        create = self._fresh(target.name, target.counter, rows.entries)
+        if create is None:
+            self._merge_path(target, rows, counts)
             return
         query = target.render("create")
-        for chunk in self._chunks(create):
-            full = [f"[{i},{p.head},{ends(p)},{p.props}]" for i, p in enumerate(chunk)]
+        new = rows.take(lambda p: id(p) in create)
+        for chunk in new.chunks(self.w.batch_size):
+            full = [row[:-1] + "," + p.props + "]"
+                    for row, p in zip(chunk.light(), chunk.entries, strict=True)]  # fmt: skip
             self._submit(partial(self._create, query, full, counts))
-        if merge:
-            self._merge_path(target, merge, counts, ends, pairs)
+        if len(new.entries) < len(rows.entries):
+            self._merge_path(target, rows.take(lambda p: id(p) not in create), counts)
 
     def _resolve(self, prepared: list[Prepared]) -> None:
         """Look up the ids of endpoints not seen before in this write, label by label."""
-        wanted: dict[str, dict[tuple[Any, ...], None]] = defaultdict(dict)
-        for p in prepared:
-            for label, keys in ((p.ident[1], p.ident[2]), (p.ident[3], p.ident[4])):
-                if (label, keys) not in self.ids:
-                    wanted[label][keys] = None
+        ends = {p.ident[1] for p in prepared}
+        ends.update(p.ident[2] for p in prepared)
+        missing = ends.difference(self.ids)
         if len(self.ids) > _MAX_IDS:
             self.ids.clear()
-        for label, keyset in wanted.items():
-            keys = list(keyset)
+            missing = ends
+        wanted: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        for label, keys in missing:
+            wanted[label].append(keys)
+        for label, keys in wanted.items():
             query = cypher.render("node_ids", label=label, key_at=1)
             for start in range(0, len(keys), self.w.batch_size):
                 part = keys[start : start + self.w.batch_size]
@@ -190,49 +237,36 @@ class WriteRun:
 
     # -- shared --------------------------------------------------------------------------
 
-    def _chunks(self, entries: list[Prepared]) -> Iterator[list[Prepared]]:
-        size = self.w.batch_size
-        for start in range(0, len(entries), size):
-            yield entries[start : start + size]
-
-    def _fresh(
-        self, name: str, counter: str, entries: list[Prepared]
-    ) -> tuple[list[Prepared], list[Prepared]]:
-        """(to create, to merge). Create: `name` was empty when this write began, and this
-        write has not sent the entry before (a repeat, or a hash collision, merges)."""
+    def _fresh(self, name: str, counter: str, entries: list[Prepared]) -> set[int] | None:
+        """The `id`s of the entries to create, or None when `name` had nodes or edges
+        when this write began (all merge). Create: `name` was empty then, and this write
+        has not sent the entry before (a repeat, or a hash collision, merges)."""
         if name not in self.fresh:
             query = cypher.render(counter, label=name) if counter == "count_label" else (
                 cypher.render_type(counter, name))  # fmt: skip
             rows = self.w.store.read(query)
             self.fresh[name] = not rows or int(rows[0]["n"]) == 0
         if not self.fresh[name]:
-            return [], entries
+            return None
         sent = self.sent[name]
-        create, merge = [], []
+        create: set[int] = set()
         for p in entries:
             h = hash(p.ident)
-            if h in sent:
-                merge.append(p)
-            else:
+            if h not in sent:
                 sent.add(h)
-                create.append(p)
-        return create, merge
+                create.add(id(p))
+        return create
 
-    def _merge_path(
-        self, target: _Target, entries: list[Prepared], counts: Counts,
-        ends: Callable[[Prepared], str], pairs: Pairs | None,
-    ) -> None:  # fmt: skip
+    def _merge_path(self, target: _Target, rows: _Rows, counts: Counts) -> None:
         queries = _Queries(
             target.render("touch"), target.render("pending"), target.render("merge"),
-            target.render("touch_by_source") if pairs else None,
+            target.render("touch_by_source") if rows.pairs is not None else None,
         )  # fmt: skip
         skip_touch = self.fresh.get(target.name, False)  # only repeats of this write: merge
-        for chunk in self._chunks(entries):
-            light = [f"[{i},{p.head},{ends(p)}]" for i, p in enumerate(chunk)]
-            props = [p.props for p in chunk]  # full rows are made only for what changed
-            grouped = _by_source(chunk, pairs) if pairs and not skip_touch else None
-            self._submit(partial(self._touch_then_merge, queries, light, props, grouped,
-                                 counts, skip_touch))  # fmt: skip
+        for chunk in rows.chunks(self.w.batch_size):
+            grouped = None if skip_touch else chunk.by_source()
+            self._submit(partial(self._touch_then_merge, queries, chunk, grouped, counts,
+                                 skip_touch))  # fmt: skip
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
@@ -249,29 +283,36 @@ class WriteRun:
         self._advance(len(rows))
 
     def _touch_then_merge(
-        self, q: _Queries, light: list[str], props: list[str], grouped: list[str] | None,
-        counts: Counts, skip_touch: bool,
+        self, q: _Queries, chunk: _Rows, grouped: list[str] | None, counts: Counts,
+        skip_touch: bool,
     ) -> None:  # fmt: skip
-        pending: set[int] | range = range(len(light))
+        """Phase 1 (touch the unchanged), then phase 2 (merge the rest). The light rows
+        are made here, and only when a grouped touch was not enough."""
+        n = len(chunk.entries)
+        pending: set[int] | range = range(n)
+        light: list[str] | None = None
         if not skip_touch:
             if grouped is not None and q.touch_by_source is not None:
                 seen = self.w._write(q.touch_by_source, self._params(grouped))
             else:
+                light = chunk.light()
                 seen = self.w._write(q.touch, self._params(light))
-            touched = int(seen[0]["touched"])
-            if touched >= len(light):
+            if int(seen[0]["touched"]) >= n:
                 pending = set()
             else:
+                light = light or chunk.light()
                 found = self.w.store.read(q.pending, self._params(light))
                 pending = set(found[0]["pending"]) if found else pending
-        rest = [light[i][:-1] + "," + props[i] + "]" for i in sorted(pending)]
-        counts.unchanged += len(light) - len(rest)
-        if rest:
+        counts.unchanged += n - len(pending)
+        if pending:
+            light = light or chunk.light()
+            props = chunk.entries
+            rest = [light[i][:-1] + "," + props[i].props + "]" for i in sorted(pending)]
             out = self.w._write(q.merge, self._params(rest))[0]
             created = int(out["created"] or 0)
             counts.created += created
             counts.updated += int(out["written"]) - created
-        self._advance(len(light))
+        self._advance(n)
 
 
 @dataclass(frozen=True)
@@ -282,20 +323,6 @@ class _Queries:
     pending: cypher.Query
     merge: cypher.Query
     touch_by_source: cypher.Query | None
-
-
-def _by_source(chunk: list[Prepared], pairs: Pairs) -> list[str] | None:
-    """Touch rows grouped by source node and provenance (`edge_touch_by_source`), or None
-    when a source has more than `_GROUP_MAX` rows (its list is searched once per edge it
-    has, so such a chunk is touched row by row)."""
-    groups: dict[tuple[int, str], list[str]] = defaultdict(list)
-    for p in chunk:
-        a, b = pairs(p)
-        digest = p.digest
-        groups[(a, p.head[len(digest) + 3 :])].append(f'"{b}:{digest}"')
-    if max(map(len, groups.values()), default=0) > _GROUP_MAX:
-        return None
-    return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
 
 
 @dataclass(frozen=True)
@@ -313,14 +340,3 @@ class _Target:
         if self.kind == "node":
             return cypher.render(f"node_{step}", label=self.what, tag=self.hash_tag)
         return cypher.render(f"edge_{step}", edge=self.what, tag=self.hash_tag)
-
-
-def _keys(p: Prepared) -> str:
-    return p.keys
-
-
-def _grouped(prepared: list[Prepared]) -> dict[tuple[Any, ...], list[Prepared]]:
-    out: dict[tuple[Any, ...], list[Prepared]] = defaultdict(list)
-    for p in prepared:
-        out[p.group].append(p)
-    return out
