@@ -53,20 +53,17 @@ class Prepared:
     record: Any
 
 
-_KEYS: dict[str, Callable[[Any], tuple[Any, ...]]] = {}
+_KEYS: dict[str, Callable[[Any], Any]] = {}
 
 
-def key_of(label: str) -> Callable[[Any], tuple[Any, ...]]:
-    """The natural key's values, in the schema's order, from a key mapping (KeyError if
-    one is missing): a getter per label, made once."""
+def key_of(label: str) -> Callable[[Any], Any]:
+    """The natural key's value (one key property) or values (a tuple, in the schema's
+    order) from a key mapping (KeyError if one is missing): a getter per label, made once.
+    A bare value keeps a node's identity `(label, value)` flat: it is hashed on every
+    endpoint lookup."""
     getter = _KEYS.get(label)
     if getter is None:
-        keys = LABELS[label].keys
-        if len(keys) == 1:
-            (only,) = keys
-            getter = lambda key: (key[only],)  # noqa: E731
-        else:
-            getter = itemgetter(*keys)
+        getter = itemgetter(*LABELS[label].keys)
         _KEYS[label] = getter
     return getter
 

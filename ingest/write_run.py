@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from stackgraph import cypher
 from stackgraph.params import Serialized
-from stackgraph.schema import EDGES, Rejection
+from stackgraph.schema import EDGES, LABELS, Rejection
 
 from .columns import Prepared, prepare_edges, prepare_nodes
 from .report import Counts, IngestReport
@@ -121,7 +121,8 @@ class WriteRun:
         self.fresh: dict[str, bool] = {}
         self.sent: dict[str, set[int]] = defaultdict(set)
         """Per empty label / type: hashes of what this write sent (a repeat must MERGE)."""
-        self.ids: dict[tuple[Any, ...], int] = {}
+        self.ids: dict[tuple[str, Any], int] = {}
+        """Node ids by node identity, (label, key value or values)."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stackgraph-writer")
         self._queue: deque[Future[None]] = deque()
         self._in_flight = max(2, _IN_FLIGHT_ROWS // max(writer.batch_size, 1))
@@ -222,14 +223,18 @@ class WriteRun:
         if len(self.ids) > _MAX_IDS:
             self.ids.clear()
             missing = ends
-        wanted: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-        for label, keys in missing:
-            wanted[label].append(keys)
+        wanted: dict[str, list[Any]] = defaultdict(list)
+        for label, key in missing:
+            wanted[label].append(key)
         for label, keys in wanted.items():
             query = cypher.render("node_ids", label=label, key_at=1)
+            composite = len(LABELS[label].keys) > 1  # a tuple, else the bare value
             for start in range(0, len(keys), self.w.batch_size):
                 part = keys[start : start + self.w.batch_size]
-                cols = [column_text(list(c)) for c in zip(*part, strict=True)]
+                if composite:
+                    cols = [column_text(list(c)) for c in zip(*part, strict=True)]
+                else:
+                    cols = [column_text(part)]
                 rows = [f"[{j}," + ",".join(t) + "]" for j, t in enumerate(zip(*cols, strict=True))]
                 out = self.w.store.read(query, {"rows": _serialized(rows)})
                 for j, node_id in out[0]["ids"] if out else []:
