@@ -99,21 +99,24 @@ Serialised = tuple[list[str], list[str], list[str], list[str], list[str]]
 """Columns of a shape's rows: digests, provenance texts, keys texts, props texts, hash tags."""
 
 
-def _serialise(records: list[Any], key_columns: list[list[Any]], tag: str | None) -> Serialised:
-    """The columns (`Serialised`) of one shape's records."""
+def _serialise(
+    records: list[Any], key_columns: list[list[Any]], tag: str | None,
+    cols: dict[str, list[Any]],
+) -> Serialised:  # fmt: skip
+    """The columns (`Serialised`) of one shape's records; `cols` has the property columns
+    already taken out (validation did), or not all of them."""
     sources = _strings([r.source for r in records])
     statuses = _strings([r.status for r in records])
     confidences = [r.confidence for r in records]
     if set(map(type, confidences)) != {float}:
         confidences = [float(c) for c in confidences]
     names = sorted({*records[0].props, *_PROVENANCE})
-    provenance: dict[str, Sequence[Any]] = {
-        "source": sources, "status": statuses, "confidence": confidences,
+    columns: dict[str, Sequence[Any]] = {
+        **cols, "source": sources, "status": statuses, "confidence": confidences,
     }  # fmt: skip
-    cols: list[Sequence[Any]] = [
-        provenance[n] if n in provenance else [r.props[n] for r in records] for n in names
-    ]
-    props = map_texts(names, cols)
+    props = map_texts(
+        names, [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
+    )
     digests = [row_hash(p) for p in props]
     prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
@@ -221,12 +224,17 @@ def prepare_nodes(
     for (label, names), entries in shapes.items():
         spec = LABELS[label]
         shape = [rec for _, rec in entries]
-        good = _validated(shape, _nodes_ok(spec, names, shape), validate_node, rejected)
+        cols = {n: [r.props[n] for r in shape] for n in names}
+        good = _validated(shape, _nodes_ok(spec, names, shape, cols), validate_node, rejected)
         if not good:
             continue
-        idents = [i for i, _ in entries] if good is shape else [_node_ident(r) for r in good]
+        if good is shape:
+            idents = [i for i, _ in entries]
+        else:
+            idents, cols = [_node_ident(r) for r in good], {}
         key_cols = [[r.key[k] for r in good] for k in spec.keys]
-        out += _prepared(good, idents, _serialise(good, key_cols, tag), (label,), not names)
+        rows = _serialise(good, key_cols, tag, cols)
+        out += _prepared(good, idents, rows, (label,), not names)
     return _in_window_order(out, len(shapes), kept), merged
 
 
@@ -246,11 +254,13 @@ def _prepared(
     ]
 
 
-def _nodes_ok(spec: Any, names: tuple[str, ...], shape: list[NodeRecord]) -> bool:
+def _nodes_ok(
+    spec: Any, names: tuple[str, ...], shape: list[NodeRecord], cols: dict[str, list[Any]]
+) -> bool:
     if not names_ok(names, spec.keys) or not set(spec.required) <= set(names):
         return False
     for name in names:
-        col = [r.props[name] for r in shape]
+        col = cols[name]
         if not column_ok(col):
             return False
         allowed = spec.enums.get(name)
@@ -282,26 +292,34 @@ def prepare_edges(
     for (etype, src_label, dst_label, names), entries in shapes.items():
         spec = EDGES[etype]
         shape = [rec for _, rec in entries]
-        good = _validated(shape, _edges_ok(spec, names, shape), validate_edge, rejected)
+        cols = {n: [r.props[n] for r in shape] for n in names}
+        good = _validated(shape, _edges_ok(spec, names, shape, cols), validate_edge, rejected)
         if not good:
             continue
-        idents = [i for i, _ in entries] if good is shape else [_edge_ident(r) for r in good]
+        if good is shape:
+            idents = [i for i, _ in entries]
+        else:
+            idents, cols = [_edge_ident(r) for r in good], {}
         own_cols = [[_plain(r.props[k]) for r in good] for k in spec.keys]
-        rows = _serialise(good, own_cols, tag)
+        rows = _serialise(good, own_cols, tag, cols)
         out += _prepared(good, idents, rows, (etype, src_label, dst_label), not names)
     return _in_window_order(out, len(shapes), kept), merged
 
 
-def _edges_ok(spec: Any, names: tuple[str, ...], shape: list[EdgeRecord]) -> bool:
+def _edges_ok(
+    spec: Any, names: tuple[str, ...], shape: list[EdgeRecord], cols: dict[str, list[Any]]
+) -> bool:
     first = shape[0]
     if not spec.allows(first.src.label, first.dst.label) or not names_ok(names):
         return False
     if not {*spec.required, *spec.keys} <= set(names):
         return False
-    if not all(column_ok([r.props[n] for r in shape]) for n in names):
+    if not all(column_ok(cols[n]) for n in names):
         return False
-    for end in ("src", "dst"):
-        refs = [getattr(r, end) for r in shape]
-        if not all(key_column_ok([ref.key[k] for ref in refs]) for k in LABELS[refs[0].label].keys):
+    for k in LABELS[first.src.label].keys:
+        if not key_column_ok([r.src.key[k] for r in shape]):
+            return False
+    for k in LABELS[first.dst.label].keys:
+        if not key_column_ok([r.dst.key[k] for r in shape]):
             return False
     return _provenance_ok(shape)

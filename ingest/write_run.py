@@ -171,11 +171,18 @@ class WriteRun:
         if self._nodes_queued:  # prepared while the nodes were written; ids need them all
             self.drain()
             self._nodes_queued = False
-        self._resolve(prepared)
         ids = self.ids
+        if len(ids) > _MAX_IDS:
+            ids.clear()
+        ends = [(ids.get(p.ident[1]), ids.get(p.ident[2])) for p in prepared]
+        unknown = [j for j, pair in enumerate(ends) if None in pair]
+        if unknown:  # endpoints not seen before in this write
+            self._resolve({prepared[j].ident[k] for j in unknown for k in (1, 2)})
+            for j in unknown:
+                p = prepared[j]
+                ends[j] = (ids.get(p.ident[1]), ids.get(p.ident[2]))
         groups: dict[tuple[Any, ...], _Rows] = {}
-        for p in prepared:
-            a, b = ids.get(p.ident[1]), ids.get(p.ident[2])
+        for p, (a, b) in zip(prepared, ends, strict=True):
             if a is None or b is None:
                 message = "source or target node does not exist"
                 self.report.rejected.append(
@@ -215,14 +222,10 @@ class WriteRun:
         if len(new.entries) < len(rows.entries):
             self._merge_path(target, rows.take(lambda p: id(p) not in create), counts)
 
-    def _resolve(self, prepared: list[Prepared]) -> None:
-        """Look up the ids of endpoints not seen before in this write, label by label."""
-        ends = {p.ident[1] for p in prepared}
-        ends.update(p.ident[2] for p in prepared)
-        missing = ends.difference(self.ids)
-        if len(self.ids) > _MAX_IDS:
-            self.ids.clear()
-            missing = ends
+    def _resolve(self, missing: set[tuple[str, Any]]) -> None:
+        """Look up the ids of nodes (by identity), label by label; a node that does not
+        exist stays unknown."""
+        missing.difference_update(self.ids)
         wanted: dict[str, list[Any]] = defaultdict(list)
         for label, key in missing:
             wanted[label].append(key)
