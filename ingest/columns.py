@@ -2,16 +2,17 @@
 
 Records naming the same node or edge are merged in order (later properties win). Records
 of one label (or edge type and endpoint labels) with one set of property names form a
-shape, and each column of a shape (a property, a key part, a provenance field) is checked
-by the schema in one pass. A shape where any column fails is checked record by record
-(`validate_node` / `validate_edge`), so a refused record is still named with its field
-and origin, and the others are still written.
+shape, taken in slices of the writer's batch size; each column of a slice (a property, a
+key part, a provenance field) is checked by the schema in one pass. A slice where any
+column fails is checked record by record (`validate_node` / `validate_edge`), so a
+refused record is still named with its field and origin, and the others are still
+written.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any, TypeVar
@@ -32,6 +33,7 @@ from .rows import column_text, list_texts, map_texts, row_hash
 __all__ = ["Prepared", "prepare_edges", "prepare_nodes"]
 
 R = TypeVar("R", NodeRecord, EdgeRecord)
+T = TypeVar("T")
 _PROVENANCE = ("confidence", "source", "status")
 
 
@@ -202,40 +204,37 @@ def _dedupe(
     return kept, merged
 
 
-def _in_window_order(
-    out: list[Prepared], shapes: int, kept: dict[tuple[Any, ...], Any]
-) -> list[Prepared]:
-    """Records of several shapes back in the window's order (one shape already is)."""
-    if shapes > 1:
-        order = {ident: n for n, ident in enumerate(kept)}
-        out.sort(key=lambda p: order[p.ident])
-    return out
-
-
 def prepare_nodes(
-    records: Sequence[NodeRecord], tag: str | None, rejected: list[Rejection]
-) -> tuple[list[Prepared], int]:
-    """Valid node records of a window, merged and serialised; and how many were merged."""
-    kept, merged = _dedupe(records, _node_ident, validate_node, rejected)
+    records: Sequence[NodeRecord], tag: str | None, rejected: list[Rejection], size: int
+) -> Iterator[list[Prepared]]:
+    """Valid node records of a window, merged, then validated and serialised in slices of
+    at most `size` records of one shape each (the writer sends a slice while it prepares
+    the next)."""
+    kept, _ = _dedupe(records, _node_ident, validate_node, rejected)
     shapes: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], NodeRecord]]] = defaultdict(list)
     for ident, rec in kept.items():
         shapes[(rec.label, tuple(rec.props))].append((ident, rec))
-    out: list[Prepared] = []
-    for (label, names), entries in shapes.items():
+    for (label, names), whole in shapes.items():
         spec = LABELS[label]
-        shape = [rec for _, rec in entries]
-        cols = {n: [r.props[n] for r in shape] for n in names}
-        good = _validated(shape, _nodes_ok(spec, names, shape, cols), validate_node, rejected)
-        if not good:
-            continue
-        if good is shape:
-            idents = [i for i, _ in entries]
-        else:
-            idents, cols = [_node_ident(r) for r in good], {}
-        key_cols = [[r.key[k] for r in good] for k in spec.keys]
-        rows = _serialise(good, key_cols, tag, cols)
-        out += _prepared(good, idents, rows, (label,), not names)
-    return _in_window_order(out, len(shapes), kept), merged
+        for entries in _slices(whole, size):
+            shape = [rec for _, rec in entries]
+            cols = {n: [r.props[n] for r in shape] for n in names}
+            ok = _nodes_ok(spec, names, shape, cols)
+            good = _validated(shape, ok, validate_node, rejected)
+            if not good:
+                continue
+            if good is shape:
+                idents = [i for i, _ in entries]
+            else:
+                idents, cols = [_node_ident(r) for r in good], {}
+            key_cols = [[r.key[k] for r in good] for k in spec.keys]
+            rows = _serialise(good, key_cols, tag, cols)
+            yield _prepared(good, idents, rows, (label,), not names)
+
+
+def _slices(entries: list[T], size: int) -> Iterator[list[T]]:
+    for start in range(0, len(entries), max(size, 1)):
+        yield entries[start : start + size]
 
 
 def _prepared(
@@ -280,30 +279,30 @@ def _provenance_ok(shape: list[Any]) -> bool:
 
 
 def prepare_edges(
-    records: Sequence[EdgeRecord], tag: str | None, rejected: list[Rejection]
-) -> tuple[list[Prepared], int]:
-    """Valid edge records of a window, merged and serialised; and how many were merged.
-    `ident` is (type, (src label, src key), (dst label, dst key), own key)."""
-    kept, merged = _dedupe(records, _edge_ident, validate_edge, rejected)
+    records: Sequence[EdgeRecord], tag: str | None, rejected: list[Rejection], size: int
+) -> Iterator[list[Prepared]]:
+    """`prepare_nodes` for edge records. `ident` is (type, (src label, src key),
+    (dst label, dst key), own key)."""
+    kept, _ = _dedupe(records, _edge_ident, validate_edge, rejected)
     shapes: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], EdgeRecord]]] = defaultdict(list)
     for ident, rec in kept.items():
         shapes[(rec.type, rec.src.label, rec.dst.label, tuple(rec.props))].append((ident, rec))
-    out: list[Prepared] = []
-    for (etype, src_label, dst_label, names), entries in shapes.items():
+    for (etype, src_label, dst_label, names), whole in shapes.items():
         spec = EDGES[etype]
-        shape = [rec for _, rec in entries]
-        cols = {n: [r.props[n] for r in shape] for n in names}
-        good = _validated(shape, _edges_ok(spec, names, shape, cols), validate_edge, rejected)
-        if not good:
-            continue
-        if good is shape:
-            idents = [i for i, _ in entries]
-        else:
-            idents, cols = [_edge_ident(r) for r in good], {}
-        own_cols = [[_plain(r.props[k]) for r in good] for k in spec.keys]
-        rows = _serialise(good, own_cols, tag, cols)
-        out += _prepared(good, idents, rows, (etype, src_label, dst_label), not names)
-    return _in_window_order(out, len(shapes), kept), merged
+        for entries in _slices(whole, size):
+            shape = [rec for _, rec in entries]
+            cols = {n: [r.props[n] for r in shape] for n in names}
+            ok = _edges_ok(spec, names, shape, cols)
+            good = _validated(shape, ok, validate_edge, rejected)
+            if not good:
+                continue
+            if good is shape:
+                idents = [i for i, _ in entries]
+            else:
+                idents, cols = [_edge_ident(r) for r in good], {}
+            own_cols = [[_plain(r.props[k]) for r in good] for k in spec.keys]
+            rows = _serialise(good, own_cols, tag, cols)
+            yield _prepared(good, idents, rows, (etype, src_label, dst_label), not names)
 
 
 def _edges_ok(

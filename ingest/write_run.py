@@ -1,10 +1,11 @@
 """One write of the single writer: windows of records → chunks of rows → queries.
 
 Records stream in windows (`GraphIngestor.window`), so memory stays bounded by a window
-however many records come. Within a window they are merged, validated by column and
-serialised (`columns`); rows go out in chunks of `batch_size`. Queries run on one
-background thread, in order, while this thread prepares the next window: the server's
-work and Python's overlap (two cores). Per chunk:
+however many records come. Within a window they are merged, then validated by column and
+serialised (`columns`) in slices of `batch_size`, each sent as soon as it is made. Queries
+run on one background thread, in order, while this thread prepares the next slice: the
+server's work and Python's overlap (two cores), and the server is left little to do
+after the last slice. Per chunk:
 
 - a label or relationship type that had nothing when the write began is created without
   lookups (`*_create`), unless this write already sent the same node or edge;
@@ -153,24 +154,34 @@ class WriteRun:
     # -- nodes and edges ---------------------------------------------------------------
 
     def nodes(self, window: list[Any]) -> None:
-        prepared, _ = prepare_nodes(window, self.tag, self.report.rejected)
-        self._advance(len(window) - len(prepared))
-        groups: dict[tuple[Any, ...], _Rows] = defaultdict(_Rows)
-        for p in prepared:
-            rows = groups[p.group]
-            rows.entries.append(p)
-            rows.ends.append(p.keys)
-        for (label, hash_tag, reference), rows in groups.items():
-            target = _Target("node", label, hash_tag, label, "count_label")
-            self._write_group(target, reference, rows, self.report.nodes[label])
-        self._nodes_queued = True
+        written = 0
+        for prepared in prepare_nodes(window, self.tag, self.report.rejected, self.w.batch_size):
+            written += len(prepared)
+            groups: dict[tuple[Any, ...], _Rows] = defaultdict(_Rows)
+            for p in prepared:
+                rows = groups[p.group]
+                rows.entries.append(p)
+                rows.ends.append(p.keys)
+            for (label, hash_tag, reference), rows in groups.items():
+                target = _Target("node", label, hash_tag, label, "count_label")
+                self._write_group(target, reference, rows, self.report.nodes[label])
+            self._nodes_queued = True
+        self._advance(len(window) - written)
 
     def edges(self, window: list[Any]) -> None:
-        prepared, _ = prepare_edges(window, self.tag, self.report.rejected)
-        self._advance(len(window) - len(prepared))
-        if self._nodes_queued:  # prepared while the nodes were written; ids need them all
-            self.drain()
-            self._nodes_queued = False
+        """Each slice of the window is sent as soon as it is prepared; edges whose endpoint
+        does not exist are refused after the window's other rejections."""
+        written, missing_ends = 0, []
+        for prepared in prepare_edges(window, self.tag, self.report.rejected, self.w.batch_size):
+            if self._nodes_queued:  # prepared while the nodes were written; ids need them
+                self.drain()
+                self._nodes_queued = False
+            written += len(prepared)
+            missing_ends += self._edge_slice(prepared)
+        self.report.rejected += missing_ends
+        self._advance(len(window) - written + len(missing_ends))
+
+    def _edge_slice(self, prepared: list[Prepared]) -> list[Rejection]:
         ids = self.ids
         if len(ids) > _MAX_IDS:
             ids.clear()
@@ -181,14 +192,12 @@ class WriteRun:
             for j in unknown:
                 p = prepared[j]
                 ends[j] = (ids.get(p.ident[1]), ids.get(p.ident[2]))
+        refused: list[Rejection] = []
         groups: dict[tuple[Any, ...], _Rows] = {}
         for p, (a, b) in zip(prepared, ends, strict=True):
             if a is None or b is None:
                 message = "source or target node does not exist"
-                self.report.rejected.append(
-                    Rejection(str(p.record), "endpoint", message, p.record.origin)
-                )
-                self._advance(1)
+                refused.append(Rejection(str(p.record), "endpoint", message, p.record.origin))
                 continue
             rows = groups.get(p.group)
             if rows is None:  # one edge of a type without its own key per pair of nodes
@@ -200,6 +209,7 @@ class WriteRun:
         for (etype, src, dst, hash_tag, reference), rows in groups.items():
             target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
             self._write_group(target, reference, rows, self.report.edges[etype])
+        return refused
 
     def _write_group(self, target: _Target, reference: bool, rows: _Rows, counts: Counts) -> None:
         """One query group: references, creates into an empty label/type, or touch+merge."""
