@@ -24,7 +24,7 @@ import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +34,7 @@ from stackgraph.schema import EDGES, LABELS, Rejection
 
 from .columns import Prepared, prepare_edges, prepare_nodes
 from .report import Counts, IngestReport
+from .row_group import RowGroup
 from .rows import column_text
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ Progress = Callable[[int], None]
 _IN_FLIGHT_ROWS = 60_000
 """Rows queued for the I/O thread at most: about a window's, so the next window is
 prepared while the server writes this one (bounds memory to about two windows)."""
-_GROUP_MAX = 64
-"""Rows of one source node a grouped touch takes at most (`_Rows.by_source`)."""
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -61,50 +60,6 @@ def windows(records: Iterable[T], size: int) -> Iterator[list[T]]:
 def _serialized(rows: Sequence[str]) -> Serialized:
     """The rows as one list parameter, already in parameter text."""
     return Serialized("[" + ",".join(rows) + "]")
-
-
-@dataclass
-class _Rows:
-    """One query group's records, with what each row names beside its own fields: the
-    node's key text, or the edge's endpoint ids (+ own key text); and for an edge type
-    without a key of its own, the endpoint id pairs (`edge_touch_by_source`)."""
-
-    entries: list[Prepared] = field(default_factory=list)
-    ends: list[str] = field(default_factory=list)
-    pairs: list[tuple[int, int]] | None = None
-
-    def chunks(self, size: int) -> Iterator[_Rows]:
-        for start in range(0, len(self.entries), size):
-            stop = start + size
-            pairs = self.pairs[start:stop] if self.pairs is not None else None
-            yield _Rows(self.entries[start:stop], self.ends[start:stop], pairs)
-
-    def light(self) -> list[str]:
-        """`[i, hash, source, status, confidence, ends...]`: a row without properties."""
-        return [f'[{i},"{p.digest}",{p.prov},{e}]'
-                for i, (p, e) in enumerate(zip(self.entries, self.ends, strict=True))]  # fmt: skip
-
-    def by_source(self) -> list[str] | None:
-        """The rows of `edge_touch_by_source`: grouped by source node and provenance,
-        `[source id, ["target id:hash", ...], source, status, confidence]`; or None when a
-        source has more than `_GROUP_MAX` rows here (its list is searched once per edge it
-        has, so such a chunk is touched row by row)."""
-        if self.pairs is None:
-            return None
-        groups: dict[tuple[int, str], list[str]] = defaultdict(list)
-        for p, (a, b) in zip(self.entries, self.pairs, strict=True):
-            groups[(a, p.prov)].append(f'"{b}:{p.digest}"')
-        if max(map(len, groups.values()), default=0) > _GROUP_MAX:
-            return None
-        return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
-
-    def take(self, keep: Callable[[Prepared], bool]) -> _Rows:
-        """The rows whose record `keep` accepts, in order."""
-        picked = [j for j, p in enumerate(self.entries) if keep(p)]
-        if len(picked) == len(self.entries):
-            return self
-        pairs = [self.pairs[j] for j in picked] if self.pairs is not None else None
-        return _Rows([self.entries[j] for j in picked], [self.ends[j] for j in picked], pairs)
 
 
 class WriteRun:
@@ -157,11 +112,9 @@ class WriteRun:
         written = 0
         for prepared in prepare_nodes(window, self.tag, self.report.rejected, self.w.batch_size):
             written += len(prepared)
-            groups: dict[tuple[Any, ...], _Rows] = defaultdict(_Rows)
+            groups: dict[tuple[Any, ...], RowGroup] = defaultdict(RowGroup)
             for p in prepared:
-                rows = groups[p.group]
-                rows.entries.append(p)
-                rows.ends.append(p.keys)
+                groups[p.group].entries.append(p)
             for (label, hash_tag, reference), rows in groups.items():
                 target = _Target("node", label, hash_tag, label, "count_label")
                 self._write_group(target, reference, rows, self.report.nodes[label])
@@ -192,26 +145,35 @@ class WriteRun:
             for j in unknown:
                 p = prepared[j]
                 ends[j] = (ids.get(p.ident[1]), ids.get(p.ident[2]))
-        refused: list[Rejection] = []
-        groups: dict[tuple[Any, ...], _Rows] = {}
-        for p, (a, b) in zip(prepared, ends, strict=True):
-            if a is None or b is None:
-                message = "source or target node does not exist"
-                refused.append(Rejection(str(p.record), "endpoint", message, p.record.origin))
-                continue
-            rows = groups.get(p.group)
-            if rows is None:  # one edge of a type without its own key per pair of nodes
-                rows = groups[p.group] = _Rows(pairs=None if EDGES[p.group[0]].keys else [])
-            rows.entries.append(p)
-            rows.ends.append(f"{a},{b},{p.keys}" if p.keys else f"{a},{b}")
-            if rows.pairs is not None:
-                rows.pairs.append((a, b))
+        gone = "source or target node does not exist"
+        both = list(zip(prepared, ends, strict=True))
+        rejections = [Rejection(str(p.record), "endpoint", gone, p.record.origin)
+                      for p, (a, b) in both if a is None or b is None]  # fmt: skip
+        found = [(p, a, b) for p, (a, b) in both if a is not None and b is not None]
+        parts: dict[tuple[Any, ...], tuple[list[Prepared], list[int], list[int]]] = {}
+        if len({p.group for p, _, _ in found}) == 1:  # a slice is of one shape: one group, mostly
+            parts[found[0][0].group] = ([p for p, _, _ in found], [a for _, a, _ in found],
+                                        [b for _, _, b in found])  # fmt: skip
+        else:
+            for p, a, b in found:
+                part = parts.get(p.group)
+                if part is None:
+                    part = parts[p.group] = ([], [], [])
+                part[0].append(p)
+                part[1].append(a)
+                part[2].append(b)
+        groups = {  # a type without a key of its own has one edge per pair: grouped touch
+            group: RowGroup(entries, src, dst, grouped=not EDGES[group[0]].keys)
+            for group, (entries, src, dst) in parts.items()
+        }
         for (etype, src, dst, hash_tag, reference), rows in groups.items():
             target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
             self._write_group(target, reference, rows, self.report.edges[etype])
-        return refused
+        return rejections
 
-    def _write_group(self, target: _Target, reference: bool, rows: _Rows, counts: Counts) -> None:
+    def _write_group(
+        self, target: _Target, reference: bool, rows: RowGroup, counts: Counts
+    ) -> None:
         """One query group: references, creates into an empty label/type, or touch+merge."""
         if reference:  # MERGEd always; marked sent (when fresh), so no create repeats them
             self._fresh(target.name, target.counter, rows.entries)
@@ -226,9 +188,7 @@ class WriteRun:
         query = target.render("create")
         new = rows.take(lambda p: id(p) in create)
         for chunk in new.chunks(self.w.batch_size):
-            full = [row[:-1] + "," + p.props + "]"
-                    for row, p in zip(chunk.light(), chunk.entries, strict=True)]  # fmt: skip
-            self._submit(partial(self._create, query, full, counts))
+            self._submit(partial(self._create, query, chunk.full(), counts))
         if len(new.entries) < len(rows.entries):
             self._merge_path(target, rows.take(lambda p: id(p) not in create), counts)
 
@@ -275,10 +235,10 @@ class WriteRun:
                 create.add(id(p))
         return create
 
-    def _merge_path(self, target: _Target, rows: _Rows, counts: Counts) -> None:
+    def _merge_path(self, target: _Target, rows: RowGroup, counts: Counts) -> None:
         queries = _Queries(
             target.render("touch"), target.render("pending"), target.render("merge"),
-            target.render("touch_by_source") if rows.pairs is not None else None,
+            target.render("touch_by_source") if rows.grouped else None,
         )  # fmt: skip
         skip_touch = self.fresh.get(target.name, False)  # only repeats of this write: merge
         for chunk in rows.chunks(self.w.batch_size):
@@ -301,7 +261,7 @@ class WriteRun:
         self._advance(len(rows))
 
     def _touch_then_merge(
-        self, q: _Queries, chunk: _Rows, grouped: list[str] | None, counts: Counts,
+        self, q: _Queries, chunk: RowGroup, grouped: list[str] | None, counts: Counts,
         skip_touch: bool,
     ) -> None:  # fmt: skip
         """Phase 1 (touch the unchanged), then phase 2 (merge the rest). The light rows
