@@ -10,7 +10,7 @@ grouped touch finds every edge unchanged makes no per-edge row at all.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .columns import Prepared
@@ -38,11 +38,9 @@ class RowGroup:
         for start in range(0, len(self.entries), size):
             yield self._pick(slice(start, start + size))
 
-    def take(self, keep: Callable[[Prepared], bool]) -> RowGroup:
-        """The rows whose record `keep` accepts, in order."""
-        picked = [j for j, p in enumerate(self.entries) if keep(p)]
-        if len(picked) == len(self.entries):
-            return self
+    def take(self, mask: list[bool]) -> RowGroup:
+        """The rows whose `mask` entry is true, in order."""
+        picked = [j for j, keep in enumerate(mask) if keep]
         src, dst = self.src, self.dst
         return RowGroup(
             [self.entries[j] for j in picked],
@@ -50,6 +48,15 @@ class RowGroup:
             [dst[j] for j in picked] if dst is not None else None,
             self.grouped,
         )
+
+    def identities(self) -> Iterable[Hashable]:
+        """What names each row's node or edge within a write: a node's identity; an edge's
+        endpoint ids (+ its own key)."""
+        if self.src is None or self.dst is None:
+            return [p.ident for p in self.entries]
+        if self.grouped:
+            return zip(self.src, self.dst, strict=True)
+        return zip(self.src, self.dst, [p.ident[3] for p in self.entries], strict=True)
 
     def _pick(self, part: slice) -> RowGroup:
         src, dst = self.src, self.dst

@@ -77,8 +77,8 @@ class WriteRun:
         self.fresh: dict[str, bool] = {}
         self.sent: dict[str, set[int]] = defaultdict(set)
         """Per empty label / type: hashes of what this write sent (a repeat must MERGE)."""
-        self.ids: dict[tuple[str, Any], int] = {}
-        """Node ids by node identity, (label, key value or values)."""
+        self.ids: dict[str, dict[Any, int]] = defaultdict(dict)
+        """Node ids by label, then natural key (the value, or a tuple of values)."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stackgraph-writer")
         self._queue: deque[Future[None]] = deque()
         self._in_flight = max(2, _IN_FLIGHT_ROWS // max(writer.batch_size, 1))
@@ -135,16 +135,20 @@ class WriteRun:
         self._advance(len(window) - written + len(missing_ends))
 
     def _edge_slice(self, prepared: list[Prepared]) -> list[Rejection]:
-        ids = self.ids
-        if len(ids) > _MAX_IDS:
-            ids.clear()
-        ends = [(ids.get(p.ident[1]), ids.get(p.ident[2])) for p in prepared]
-        unknown = [j for j, pair in enumerate(ends) if None in pair]
+        """Send one slice of edges (one shape: one type and pair of endpoint labels)."""
+        if sum(map(len, self.ids.values())) > _MAX_IDS:
+            self.ids.clear()
+        src_label, dst_label = prepared[0].ident[1][0], prepared[0].ident[2][0]
+        src_ids, dst_ids = self.ids[src_label], self.ids[dst_label]
+        src_keys = [p.ident[1][1] for p in prepared]
+        dst_keys = [p.ident[2][1] for p in prepared]
+        src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
+        unknown = {(src_label, k) for k, a in zip(src_keys, src, strict=True) if a is None}
+        unknown.update((dst_label, k) for k, b in zip(dst_keys, dst, strict=True) if b is None)
         if unknown:  # endpoints not seen before in this write
-            self._resolve({prepared[j].ident[k] for j in unknown for k in (1, 2)})
-            for j in unknown:
-                p = prepared[j]
-                ends[j] = (ids.get(p.ident[1]), ids.get(p.ident[2]))
+            self._resolve(unknown)
+            src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
+        ends = list(zip(src, dst, strict=True))
         gone = "source or target node does not exist"
         both = list(zip(prepared, ends, strict=True))
         rejections = [Rejection(str(p.record), "endpoint", gone, p.record.origin)
@@ -176,26 +180,25 @@ class WriteRun:
     ) -> None:
         """One query group: references, creates into an empty label/type, or touch+merge."""
         if reference:  # MERGEd always; marked sent (when fresh), so no create repeats them
-            self._fresh(target.name, target.counter, rows.entries)
+            self._fresh(target.name, target.counter, rows)
             query = target.render("reference")
             for chunk in rows.chunks(self.w.batch_size):
                 self._submit(partial(self._reference, query, chunk.light(), counts))
             return
-        create = self._fresh(target.name, target.counter, rows.entries)
+        create = self._fresh(target.name, target.counter, rows)
         if create is None:
             self._merge_path(target, rows, counts)
             return
         query = target.render("create")
-        new = rows.take(lambda p: id(p) in create)
+        new = rows if all(create) else rows.take(create)
         for chunk in new.chunks(self.w.batch_size):
             self._submit(partial(self._create, query, chunk.full(), counts))
-        if len(new.entries) < len(rows.entries):
-            self._merge_path(target, rows.take(lambda p: id(p) not in create), counts)
+        if new is not rows:
+            self._merge_path(target, rows.take([not c for c in create]), counts)
 
     def _resolve(self, missing: set[tuple[str, Any]]) -> None:
         """Look up the ids of nodes (by identity), label by label; a node that does not
         exist stays unknown."""
-        missing.difference_update(self.ids)
         wanted: dict[str, list[Any]] = defaultdict(list)
         for label, key in missing:
             wanted[label].append(key)
@@ -211,28 +214,30 @@ class WriteRun:
                 rows = [f"[{j}," + ",".join(t) + "]" for j, t in enumerate(zip(*cols, strict=True))]
                 out = self.w.store.read(query, {"rows": _serialized(rows)})
                 for j, node_id in out[0]["ids"] if out else []:
-                    self.ids[(label, part[j])] = int(node_id)
+                    self.ids[label][part[j]] = int(node_id)
 
     # -- shared --------------------------------------------------------------------------
 
-    def _fresh(self, name: str, counter: str, entries: list[Prepared]) -> set[int] | None:
-        """The `id`s of the entries to create, or None when `name` had nodes or edges
-        when this write began (all merge). Create: `name` was empty then, and this write
-        has not sent the entry before (a repeat, or a hash collision, merges)."""
+    def _fresh(self, name: str, counter: str, rows: RowGroup) -> list[bool] | None:
+        """Which rows to create, or None when `name` had nodes or edges when this write
+        began (all merge). Create: `name` was empty then, and this write has not sent the
+        row's node or edge before (a repeat, or a hash collision, merges)."""
         if name not in self.fresh:
             query = cypher.render(counter, label=name) if counter == "count_label" else (
                 cypher.render_type(counter, name))  # fmt: skip
-            rows = self.w.store.read(query)
-            self.fresh[name] = not rows or int(rows[0]["n"]) == 0
+            found = self.w.store.read(query)
+            self.fresh[name] = not found or int(found[0]["n"]) == 0
         if not self.fresh[name]:
             return None
         sent = self.sent[name]
-        create: set[int] = set()
-        for p in entries:
-            h = hash(p.ident)
-            if h not in sent:
-                sent.add(h)
-                create.add(id(p))
+        hashes = list(map(hash, rows.identities()))
+        if sent.isdisjoint(hashes) and len(set(hashes)) == len(hashes):  # the usual case
+            sent.update(hashes)
+            return [True] * len(hashes)
+        create = []
+        for h in hashes:
+            create.append(h not in sent)
+            sent.add(h)
         return create
 
     def _merge_path(self, target: _Target, rows: RowGroup, counts: Counts) -> None:
