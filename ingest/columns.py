@@ -136,11 +136,6 @@ def _strings(col: list[Any]) -> list[str]:
     return [text[v] for v in col]
 
 
-def _is_reference(record: Any) -> bool:
-    """A record without properties only asserts that its node or edge exists."""
-    return not record.props
-
-
 def _node_ident(rec: NodeRecord) -> tuple[Any, ...]:
     spec = LABELS.get(rec.label)
     if spec is None or len(rec.key) != len(spec.keys):
@@ -242,7 +237,8 @@ def _prepared(
     group: tuple[Any, ...], reference: bool,
 ) -> list[Prepared]:  # fmt: skip
     """One shape's records as `Prepared`, each in its query group: `group` + (hash tag,
-    reference)."""
+    reference). A reference (a shape without properties) only asserts that its node or
+    edge exists."""
     digests, prov, keys, props, tags = rows
     groups = {t: (*group, t, reference) for t in set(tags)}
     return [

@@ -59,12 +59,11 @@ def _floats(col: Sequence[float]) -> list[str]:
 
 
 def map_texts(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[str]:
-    """`{`a`:1,`b`:"x"}` per row, properties in the given (sorted) order. Names are
-    schema-checked property names (no `%`, braces or backticks), so one format string per
-    shape makes each row in a single step."""
+    """`{`a`:1,`b`:"x"}` per row, properties in the given (sorted) order: one format
+    string per shape makes each row in a single step."""
     if not names:
         return ["{}"] * (len(columns[0]) if columns else 0)
-    fmt = "{" + ",".join(f"`{name}`:%s" for name in names) + "}"
+    fmt = "{" + ",".join(f"`{name.replace('%', '%%')}`:%s" for name in names) + "}"
     texts = [_constant_or_text(col) for col in columns]
     if len(texts) == 1:
         return [fmt % (v,) for v in texts[0]]

@@ -45,8 +45,8 @@ __all__ = ["WriteRun", "windows"]
 T = TypeVar("T")
 Progress = Callable[[int], None]
 _IN_FLIGHT_ROWS = 60_000
-"""Rows queued for the I/O thread at most: about a window's, so the next window is
-prepared while the server writes this one (bounds memory to about two windows)."""
+"""Rows queued for the I/O thread at most: about a window's, so Python may run that far
+ahead of the server (bounds memory to about two windows)."""
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -280,7 +280,7 @@ class WriteRun:
             else:
                 light = chunk.light()
                 seen = self.w._write(q.touch, self._params(light))
-            if int(seen[0]["touched"]) >= n:
+            if int(seen[0]["touched"]) == n:
                 pending = set()
             else:
                 light = light or chunk.light()
