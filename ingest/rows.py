@@ -51,6 +51,8 @@ def _floats(col: Sequence[float]) -> list[str]:
     """`repr` of each float (the shortest text that reads back the same), made once per
     distinct value when values repeat (rounded statistics): `repr` costs ~10x a lookup.
     Zeros are not shared (0.0 == -0.0, but their texts differ)."""
+    if len(set(col[:64])) == min(len(col), 64):  # no repeat among the first: likely none
+        return list(map(repr, col))
     distinct = set(col)
     if 0.0 in distinct or len(distinct) * 4 > len(col) * 3:
         return list(map(repr, col))
