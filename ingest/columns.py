@@ -26,7 +26,7 @@ from stackgraph.schema import (
 from stackgraph.schema.validate import column_ok, key_column_ok, names_ok, provenance_ok
 
 from .identity import edge_ident, edge_shapes, node_ident, node_shapes, plain
-from .rows import column_text, list_texts, map_texts, row_hash
+from .rows import column_text, list_texts, map_texts, row_hashes
 
 __all__ = ["Prepared", "prepare_edges", "prepare_nodes"]
 
@@ -91,7 +91,7 @@ def _serialise(
     props = map_texts(
         names, [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
     )
-    digests = [row_hash(p) for p in props]
+    digests = row_hashes(props)
     prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
     if not key_columns:
