@@ -158,7 +158,8 @@ class GraphIngestor:
         try:  # collection would walk every live record again (half the Python time)
             for node_window in windows(nodes, self.window):
                 run.nodes(node_window)
-            run.drain()  # edges find their endpoints by id: every node is written first
+            # edges find their endpoints by id: `run.edges` waits for every node write,
+            # after preparing its first window (which overlaps the nodes' writes)
             for edge_window in windows(edges, self.window):
                 run.edges(edge_window)
             run.drain()

@@ -204,7 +204,10 @@ def column_ok(values: Sequence[Any], max_chars: int = MAX_PROPERTY_CHARS) -> boo
     if kinds <= {int, bool}:
         return True
     if kinds <= {int, bool, float}:
-        return all(math.isfinite(v) for v in values if type(v) is float)
+        try:  # a NaN or an infinity makes the sum one (so does an overflow: a false alarm,
+            return math.isfinite(sum(values))  # and then each record is checked alone)
+        except OverflowError:  # an int too large for a float
+            return all(math.isfinite(v) for v in values if type(v) is float)
     if kinds == {str}:
         if max(map(len, values), default=0) > max_chars:
             return False

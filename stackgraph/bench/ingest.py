@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from pathlib import Path
 from stackgraph import cypher
 from stackgraph.config import load_settings
 from stackgraph.embedded import EmbeddedFalkorDB
-from stackgraph.ingest import GraphIngestor, content_hash
+from stackgraph.ingest import GraphIngestor, IngestReport, content_hash
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
@@ -68,6 +69,29 @@ def generate(services: int, edges: int, seed: int = 7) -> RecordBatch:
         for a, b in sorted(pairs)
     ]
     return RecordBatch(nodes, out)
+
+
+def _server_cpu(server: EmbeddedFalkorDB) -> float:
+    """CPU seconds the embedded server has used (Linux `/proc`; 0 where unknown)."""
+    try:
+        pid = server.process.pid if server.process else 0
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _timed_write(
+    writer: GraphIngestor, batch: RecordBatch, server: EmbeddedFalkorDB
+) -> tuple[IngestReport, float, float, float]:
+    """A write with its wall time and where the CPU went: (report, wall, Python CPU of
+    this process, CPU of the server). Python and the server overlap on two cores, so the
+    wall time is about the larger of the two when the machine is otherwise idle."""
+    cpu, srv = time.process_time(), _server_cpu(server)
+    t0 = time.perf_counter()
+    report = writer.write(batch)
+    wall = time.perf_counter() - t0
+    return report, wall, time.process_time() - cpu, _server_cpu(server) - srv
 
 
 def _naive(writer: GraphIngestor, batch: RecordBatch, now: float) -> float:
@@ -144,13 +168,9 @@ def run(quick: bool = False) -> str:
         settings = load_settings(None, falkordb_url=endpoint.url(), graph="bench_batched")
         with GraphStore.open(settings) as store, GraphIngestor(store, batch_size=5000) as writer:
             writer.apply_schema()
-            t0 = time.perf_counter()
-            first = writer.write(batch)
-            t_first = time.perf_counter() - t0
+            first, t_first, py_first, srv_first = _timed_write(writer, batch, server)
             writer.clock = lambda: time.time() + 60
-            t0 = time.perf_counter()
-            second = writer.write(batch)
-            t_second = time.perf_counter() - t0
+            second, t_second, py_second, srv_second = _timed_write(writer, batch, server)
         assert not first.rejected and second.nodes["Service"].unchanged == services
 
         sample = generate(sample_services, sample_edges, seed=11)
@@ -187,6 +207,11 @@ def run(quick: bool = False) -> str:
             f"| (b) falkordb-bulk-insert, fresh graph | {records:,} | {t_bulk:.2f} | "
             f"{bulk_rate:,.0f} | batched takes **{t_first / t_bulk:.2f}x** the bulk loader's "
             "time (target <= 2x) |",
+            "",
+            "Where the CPU went (seconds; the writer's process, and the embedded server): "
+            f"first ingest Python {py_first:.2f}, FalkorDB {srv_first:.2f}; re-ingest Python "
+            f"{py_second:.2f}, FalkorDB {srv_second:.2f}. Load average after the run: "
+            f"{os.getloadavg()[0]:.2f}.",
             "",
             f"### Streamed: {large['services']:,.0f} services + {large['edges']:,.0f} CALLS edges",
             "",

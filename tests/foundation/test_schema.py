@@ -70,7 +70,7 @@ def test_every_label_and_edge_renders_every_template() -> None:
             assert "<<" not in text and f":{label}" in text
     for etype, spec in EDGES.items():
         edge = (etype, spec.sources[0], spec.targets[0])
-        for name in ("edge_touch", "edge_merge", "edge_merge_one"):
+        for name in ("edge_touch", "edge_touch_by_source", "edge_merge", "edge_merge_one"):
             assert "<<" not in cypher.render(name, edge=edge, tag="Tempo")
 
 

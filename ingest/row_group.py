@@ -1,0 +1,103 @@
+"""The rows of one query group (a label, or an edge type between two labels, with one hash
+tag): the prepared records and what each row names beside its own fields.
+
+Rows are made on demand, in the form the query at hand needs: `light` rows (no
+properties) for touch, pending, reference and, extended, merge and create; `by_source`
+rows for the grouped touch of an edge type without a key of its own. A re-ingest whose
+grouped touch finds every edge unchanged makes no per-edge row at all.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .columns import Prepared
+
+__all__ = ["GROUP_MAX", "RowGroup"]
+
+GROUP_MAX = 64
+"""Rows of one source node a grouped touch takes at most (see `RowGroup.by_source`)."""
+
+
+@dataclass
+class RowGroup:
+    """Records of one query group, in order. Nodes: rows name the natural key
+    (`Prepared.keys`). Edges: `src` and `dst` hold the endpoints' node ids, and rows
+    name them (then the edge's own key, if its type has one)."""
+
+    entries: list[Prepared] = field(default_factory=list)
+    src: list[int] | None = None
+    dst: list[int] | None = None
+    grouped: bool = False
+    """An edge type without a key of its own (one edge per pair of nodes): the grouped
+    touch applies."""
+
+    def chunks(self, size: int) -> Iterator[RowGroup]:
+        for start in range(0, len(self.entries), size):
+            yield self._pick(slice(start, start + size))
+
+    def take(self, mask: list[bool]) -> RowGroup:
+        """The rows whose `mask` entry is true, in order."""
+        picked = [j for j, keep in enumerate(mask) if keep]
+        src, dst = self.src, self.dst
+        return RowGroup(
+            [self.entries[j] for j in picked],
+            [src[j] for j in picked] if src is not None else None,
+            [dst[j] for j in picked] if dst is not None else None,
+            self.grouped,
+        )
+
+    def identities(self) -> Iterable[Hashable]:
+        """What names each row's node or edge within a write: a node's identity; an edge's
+        endpoint ids (+ its own key)."""
+        if self.src is None or self.dst is None:
+            return [p.ident for p in self.entries]
+        if self.grouped:
+            return zip(self.src, self.dst, strict=True)
+        return zip(self.src, self.dst, [p.ident[3] for p in self.entries], strict=True)
+
+    def _pick(self, part: slice) -> RowGroup:
+        src, dst = self.src, self.dst
+        return RowGroup(
+            self.entries[part],
+            src[part] if src is not None else None,
+            dst[part] if dst is not None else None,
+            self.grouped,
+        )
+
+    def ends(self) -> list[str]:
+        """What each row names: a node's key text; an edge's endpoint ids (+ own key)."""
+        if self.src is None or self.dst is None:
+            return [p.keys for p in self.entries]
+        pairs = zip(self.src, self.dst, strict=True)
+        if self.grouped:
+            return [f"{a},{b}" for a, b in pairs]
+        return [f"{a},{b},{p.keys}" if p.keys else f"{a},{b}"
+                for p, (a, b) in zip(self.entries, pairs, strict=True)]  # fmt: skip
+
+    def light(self) -> list[str]:
+        """`[i, hash, source, status, confidence, ends...]`: a row without properties."""
+        pairs = zip(self.entries, self.ends(), strict=True)
+        return [f'[{i},"{p.digest}",{p.prov},{e}]' for i, (p, e) in enumerate(pairs)]
+
+    def full(self) -> list[str]:
+        """A light row with the properties map last: what create and merge write."""
+        pairs = zip(self.light(), self.entries, strict=True)
+        return [row[:-1] + "," + p.props + "]" for row, p in pairs]
+
+    def by_source(self) -> list[str] | None:
+        """The rows of `edge_touch_by_source`: grouped by source node and provenance,
+        `[source id, ["target id:hash", ...], source, status, confidence]`; or None when
+        the type has a key of its own, or a source has more than `GROUP_MAX` rows here
+        (its list is searched once per edge it has, so such a chunk is touched row by
+        row)."""
+        if not self.grouped or self.src is None or self.dst is None:
+            return None
+        groups: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for p, a, b in zip(self.entries, self.src, self.dst, strict=True):
+            groups[(a, p.prov)].append(f'"{b}:{p.digest}"')
+        if max(map(len, groups.values()), default=0) > GROUP_MAX:
+            return None
+        return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
