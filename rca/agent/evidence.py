@@ -19,6 +19,10 @@ those that judged (`Hypothesis.confidence`), so a second tool on a source, the g
 memory add nothing. Without an independent line it stays within what the plan's prior
 alone could give (`PRIOR_WEIGHT`).
 
+A conclusion needs a tool's support (`EvidenceSink.concludable`), and, wherever a source
+beyond the graph and memory judged any suspect of the investigation, that source's: the
+graph proposes, tools verify.
+
 The model cannot move a hypothesis: the sink refuses evidence whose source is
 `LlmInferred`, and every accepted item carries a verdict computed by the tool's own check.
 """
@@ -197,8 +201,10 @@ class Hypothesis:
         return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)
 
     @property
-    def has_hard_evidence(self) -> bool:
-        return bool(self._tally().pro_tools)
+    def verified(self) -> bool:
+        """A source independent of the plan supports it: the graph proposes, tools verify.
+        The graph's support re-reads what the plan was ranked on, and memory's is a prior."""
+        return bool(self._tally().pro - NOT_A_LINE)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -235,6 +241,24 @@ class EvidenceSink:
             raise EvidenceRejected(reason)
         hyp.evidence.append(ev)
         return hyp
+
+    def concludable(self, hyp: Hypothesis) -> bool:
+        """Whether `hyp` may be concluded: Supported or Validated, and verified by a source
+        beyond the graph and memory wherever such a source judged any suspect in this
+        investigation (tools that could verify did their work: the graph's support alone
+        is the plan's claim read back). Where none could judge (a deployment with the graph
+        alone), the graph's frontier check is all the checking there is, and the
+        conclusion's confidence says how little that is."""
+        if hyp.state not in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
+            return False
+        if not hyp._tally().pro_tools:
+            return False
+        independent = any(
+            DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE and e.verdict != Verdict.INCONCLUSIVE
+            for h in self.hypotheses.values()
+            for e in h.evidence
+        )
+        return hyp.verified or not independent
 
     def ensure(self, suspect: str, kind: str = "Service") -> Hypothesis:
         """A suspect the model or a tool brought up that the plan did not rank."""

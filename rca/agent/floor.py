@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
-from .evidence import EvidenceSink, Hypothesis, HypothesisState
+from .evidence import EvidenceSink, Hypothesis
 from .report import signature
 from .toolbox import Tool, ToolContext
 from .tools_graph import alert_query
@@ -88,9 +88,7 @@ def run_floor(
 
 def floor_conclusion(sink: EvidenceSink) -> str | None:
     best = next(iter(sink.ranked()), None)
-    if best is not None and best.has_hard_evidence and best.state in (
-        HypothesisState.SUPPORTED, HypothesisState.VALIDATED,
-    ):  # fmt: skip
+    if best is not None and sink.concludable(best):
         return best.suspect
     return None
 

@@ -34,7 +34,6 @@ from .evidence import (
     EvidenceRejected,
     EvidenceSink,
     Hypothesis,
-    HypothesisState,
     ToolEvidence,
     Verdict,
 )
@@ -212,13 +211,12 @@ class Agent:
             except EvidenceRejected as exc:
                 events.append(f"step {step}: rejected evidence asserted by the model: {exc}")
         hyp = sink.hypotheses.get(service)
-        if hyp is None or not hyp.has_hard_evidence or hyp.state not in (
-            HypothesisState.SUPPORTED, HypothesisState.VALIDATED,
-        ):  # fmt: skip
+        if hyp is None or not sink.concludable(hyp):
             state = hyp.state if hyp else "unknown"
             events.append(f"step {step}: conclusion {service!r} refused (state {state})")
-            return (f"Refused: no tool evidence supports {service!r} (state {state}). Run a "
-                    "check on it, or conclude on a supported suspect.")  # fmt: skip
+            return (f"Refused: no tool on a source beyond the graph and memory supports "
+                    f"{service!r} (state {state}). Run a check on it (metrics, logs, "
+                    "Kubernetes, Git), or conclude on a verified suspect.")  # fmt: skip
         narration.append(str(args.get("summary", "")))
         events.append(f"step {step}: conclusion {service!r} accepted ({hyp.state})")
         return Ending.CONCLUDED

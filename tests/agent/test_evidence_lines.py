@@ -7,6 +7,7 @@ import pytest
 
 from stackgraph.rca.agent import (
     ROOT_CAUSE_MIN_CONFIDENCE,
+    EvidenceSink,
     Hypothesis,
     HypothesisState,
     ToolEvidence,
@@ -110,3 +111,25 @@ def test_every_tool_of_the_floor_names_its_data_source() -> None:
     assert [name for name, source in DATA_SOURCE.items() if source == GRAPH] == [
         "query_stack_graph"
     ]
+
+
+def test_the_graph_alone_concludes_only_where_no_tool_could_verify() -> None:
+    """The graph proposes, tools verify: once a source beyond the graph and memory judged any
+    suspect, a conclusion needs such a source for it; with the graph alone, its check is all
+    the checking there is."""
+    sink = EvidenceSink()
+    payment = sink.ensure("payment")
+    payment.evidence = [ToolEvidence("query_stack_graph", S, "calls fail", "Tempo",
+                                     hypothesis="payment")]  # fmt: skip
+    assert payment.state == HypothesisState.SUPPORTED and not payment.verified
+    assert sink.concludable(payment)  # nothing else could judge
+    cart = sink.ensure("cart")
+    cart.evidence = [ToolEvidence("prometheus_query", N, "no data", "Prometheus",
+                                  hypothesis="cart")]  # fmt: skip
+    assert sink.concludable(payment)  # a tool ran, but judged nothing
+    cart.evidence.append(ToolEvidence("loki_query", R, "no error lines", "Loki",
+                                      hypothesis="cart"))  # fmt: skip
+    assert not sink.concludable(payment)  # logs could judge, and none spoke for payment
+    payment.evidence.append(ToolEvidence("git_log", S, "a release", "Git", hypothesis="payment"))
+    assert payment.verified and sink.concludable(payment)
+    assert not sink.concludable(cart)  # Refuted
