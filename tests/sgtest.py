@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import tomllib
@@ -38,6 +40,19 @@ def require(condition: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is required in CI (make test installs it)")
     pytest.skip(f"{what} is not available")
+
+
+def stackgraph_cli(settings: Any, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """`python -m stackgraph ARGS` as a user runs it, on the test's FalkorDB, graph and data
+    dir (no other STACKGRAPH_ setting of the environment leaks in)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
+    env |= {"FALKORDB_URL": str(settings.falkordb_url), "STACKGRAPH_GRAPH": settings.graph,
+            "STACKGRAPH_DATA_DIR": str(settings.data_dir), "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "stackgraph", *args], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    if ok:
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+    return proc
 
 
 def dataset_folder(name: str) -> Path:

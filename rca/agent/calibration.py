@@ -63,6 +63,10 @@ class OutcomeHistory:
     def of(cls, outcomes: Iterable[tuple[float, bool]]) -> OutcomeHistory:
         return cls(tuple((round(float(c), DIGITS), bool(ok)) for c, ok in outcomes))
 
+    def table(self) -> list[Calibrated]:
+        """Per evidence confidence seen: what a conclusion on it states now, on what."""
+        return [self.calibrate(c) for c in sorted({c for c, _ in self.outcomes})]
+
     def calibrate(self, evidence: float) -> Calibrated:
         key = round(float(evidence), DIGITS)
         same = [ok for c, ok in self.outcomes if c == key]

@@ -1,5 +1,5 @@
-"""`stackgraph knowledge list|show|diff|revert`, `stackgraph trajectories export` and
-`stackgraph evolve`: what the platform learned from its investigations, and how."""
+"""`stackgraph knowledge list|show|diff|revert`, `stackgraph trajectories export|calibration`
+and `stackgraph evolve`: what the platform learned from its investigations, and how."""
 
 from __future__ import annotations
 
@@ -121,6 +121,28 @@ def export(
         for t in trajectories(store, _time(since)):
             if label is None or t.label == label:
                 sys.stdout.write(json.dumps(t.to_dict(), sort_keys=True, default=str) + "\n")
+
+
+@trajectories_app.command("calibration")
+def calibration(
+    ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False
+) -> None:
+    """How often conclusions on each evidence confidence were confirmed by feedback, and the
+    confidence a conclusion on such evidence states now (the newest 1,000 with feedback)."""
+    from stackgraph.memory.knowledge import outcome_history
+
+    with open_store(state_of(ctx).settings()) as store:
+        rows = [c.as_dict() for c in outcome_history(store).table()]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title="stated confidence, calibrated by feedback")
+    for col in ("evidence's confidence", "conclusions with feedback", "confirmed", "stated now"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(f"{r['evidence']:.3f}", str(r["earlier"]), str(r["right"]),
+                      f"{r['stated']:.3f}")  # fmt: skip
+    out.print(table if rows else "no concluded incident has feedback yet")
 
 
 @app.command("evolve")

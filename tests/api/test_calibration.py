@@ -4,7 +4,10 @@ numbers stay what the tools found."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from sgtest import stackgraph_cli
 
 from stackgraph.api import create_app
 from stackgraph.api.threaded import serve_in_thread
@@ -53,3 +56,6 @@ def test_feedback_calibrates_what_later_incidents_state(
     )  # fmt: skip
     history = outcome_history(store)
     assert sorted(history.outcomes) == [(round(one["evidence"], 3), False)] * 2
+    (row,) = json.loads(stackgraph_cli(settings, "trajectories", "calibration", "--json").stdout)
+    assert row == {"evidence": round(one["evidence"], 4), "earlier": 2, "right": 0,
+                   "stated": three["stated"]}  # fmt: skip

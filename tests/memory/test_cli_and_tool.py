@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from sgtest import stackgraph_cli
 
 from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor
 from stackgraph.memory import IncidentOutcome, Memory, memory_lookup, record_episode
 from stackgraph.store import GraphStore
 
-
-def sg(settings: Settings, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    env |= {"FALKORDB_URL": str(settings.falkordb_url), "STACKGRAPH_GRAPH": settings.graph,
-            "STACKGRAPH_DATA_DIR": str(settings.data_dir), "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "stackgraph", *args],
-        capture_output=True, text=True, env=env, timeout=180,
-    )  # fmt: skip
-    if ok:
-        assert proc.returncode == 0, proc.stderr + proc.stdout
-    return proc
+sg = stackgraph_cli
 
 
 def test_record_search_show_history(store: GraphStore, settings: Settings, tmp_path: Path) -> None:
