@@ -6,23 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_writer import Clock, ref
+
 from stackgraph import cypher
 from stackgraph.dump import stats
 from stackgraph.ingest import GraphIngestor
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
-
-
-class Clock:
-    def __init__(self, t: float = 1_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def ref(name: str) -> NodeRef:
-    return NodeRef("Service", {"name": name})
 
 
 def mesh(overrides: dict[str, dict[str, Any]] | None = None, n: int = 6) -> RecordBatch:
