@@ -1,4 +1,5 @@
-"""Whether a service's own error ratio or p95 moved because of the calls it makes.
+"""Whether a service's own error ratio, p95 or error lines moved because of the calls it
+makes.
 
 A fault in C shows on the calls into C and, propagated, on the calls into every caller of C:
 a caller S of a failing C fails and slows too. The read path ranks by that rule (the
@@ -11,7 +12,9 @@ says so and is inconclusive for S (a tie goes to the callee, the deeper of the t
 the read path's frontier).
 
 One more range query (and one instant query for the short window) per check, by `server`,
-over the series whose `client` is S: Tempo's service graph keeps both labels.
+over the series whose `client` is S: Tempo's service graph keeps both labels. Log lines
+carry no caller, so `loki_query` asks the graph for the services S calls (`callees`) and
+counts theirs the same way: a callee's error lines that rose as strongly explain S's.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from stackgraph import cypher
+from stackgraph.errors import StackGraphError
+
 from ..series import relative_change
 from ..windows import Windows
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import ToolContext, ToolResult
 
-__all__ = ["DOWNSTREAM", "explained_by", "read_callees"]
+__all__ = ["DOWNSTREAM", "MAX_CALLEES", "callees", "explained_by", "read_callees"]
 
 DOWNSTREAM: dict[str, str] = {
     "error_rate": (
@@ -44,6 +50,20 @@ DOWNSTREAM: dict[str, str] = {
 failed has no failed series, so it has no error ratio here: it cannot explain errors."""
 
 Judge = Callable[[str, float, float | None, float], Verdict]
+MAX_CALLEES = 20
+"""Callees whose log lines are counted beside a suspect's: a bound on one check's reads."""
+
+
+def callees(store: Any, service: str) -> list[str]:
+    """The services `service` calls, by the graph (none when it cannot be read)."""
+    if store is None:
+        return []
+    try:
+        rows = store.read(cypher.load("sg_neighbours_out"), {"names": [service], "limit": 500})
+    except StackGraphError:
+        return []
+    found = {str((r.get("b") or {}).get("name") or "") for r in rows if r.get("type") == "CALLS"}
+    return sorted(n for n in found if n and n != service)[:MAX_CALLEES]
 
 
 def _by_server(data: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
@@ -108,7 +128,7 @@ def explained_by(
     rose most in the first (None: some supporting window is the service's own). `own` and
     each callee hold `window`, `baseline` and optionally `short` (`share`: the short
     window's length over the long's)."""
-    if signal not in DOWNSTREAM or not callees:
+    if not callees:
         return None
     windows = [("window", 1.0), ("short", share)]
     supporting = [

@@ -11,6 +11,10 @@ Without one, the read path's log source (`ToolContext.logs`: the files under `lo
 is read and counted the same way, lines per window and lines holding the word in any case,
 and judged by the same rule (`line_verdict`): a deployment that keeps its logs in files
 gets the check a Loki user gets. A window counts at most `rca.sources.logs.MAX_LINES` lines.
+
+Error lines that would support a suspect are checked against the services it calls
+(`downstream`): a callee's error lines that rose as strongly explain them (a caller logs
+its callee's failures), and the check is inconclusive for the suspect.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from stackgraph.rca.model import LogSource
 
 from ..windows import Windows
+from .downstream import callees, explained_by
 from .evidence import Verdict
 from .http_get import get_json
 from .log_lines import line_verdict
@@ -102,33 +107,63 @@ def _from_source(source: LogSource, service: str, word: str, win: Windows) -> Co
     return out
 
 
+def _count(ctx: ToolContext, service: str, word: str, win: Windows) -> Counts | ToolResult:
+    if ctx.loki_url:
+        return _from_loki(ctx, service, word, win)
+    if ctx.logs is not None:
+        return _from_source(ctx.logs, service, word, win)
+    return ToolResult(ToolStatus.UNAVAILABLE, "no Loki URL and no log source")
+
+
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     service, word = str(args["service"]), str(args.get("contains") or "error")
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    if ctx.loki_url:
-        where, counted = "Loki", _from_loki(ctx, service, word, win)
-    elif ctx.logs is not None:
-        where, counted = ctx.logs.where, _from_source(ctx.logs, service, word, win)
-    else:
-        return ToolResult(ToolStatus.UNAVAILABLE, "no Loki URL and no log source")
+    where = "Loki" if ctx.loki_url else ctx.logs.where if ctx.logs is not None else ""
+    counted = _count(ctx, service, word, win)
     if isinstance(counted, ToolResult):
         return counted
     if counted["lines"] == 0:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in {where} in the "
                           "alert window", {"lines": 0})  # fmt: skip
     facts: dict[str, Any] = {**counted, "contains": word}
-    return ToolResult(
-        ToolStatus.SUCCESS,
-        f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} in "
-        f"{win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) ({where})",
-        facts,
-    )
+    text = (f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} "
+            f"in {win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) "
+            f"({where})")  # fmt: skip
+    if line_verdict(facts) == Verdict.SUPPORTS:
+        rows = []
+        for callee in callees(ctx.store, service):
+            got = _count(ctx, callee, word, win)
+            if not isinstance(got, ToolResult) and got["lines"]:
+                rows.append({"server": callee, **_as_reading(got)})
+        facts["callees"] = rows
+        found = explained_by("error_lines", _as_reading(facts), rows, _judge, 1.0)
+        if found is not None:
+            row = next(r for r in rows if r["server"] == found)
+            text += (f"; {found}, which it calls, logged as many more ({row['baseline']:.0f} → "
+                     f"{row['window']:.0f}): the errors come from {found}")  # fmt: skip
+    return ToolResult(ToolStatus.SUCCESS, text, facts)
+
+
+def _as_reading(counts: Mapping[str, Any]) -> dict[str, Any]:
+    """Error-line counts as `downstream` compares readings (window, baseline, lines)."""
+    return {"window": float(counts["errors"]), "baseline": float(counts["baseline_errors"]),
+            "lines": int(counts["lines"])}  # fmt: skip
+
+
+def _judge(signal: str, w: float, b: float | None, share: float) -> Verdict:
+    return line_verdict({"errors": w, "baseline_errors": b or 0.0, "lines": max(1, int(w))})
 
 
 def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
-    return line_verdict(result.data)
+    verdict = line_verdict(result.data)
+    callees_ = result.data.get("callees") or ()
+    if verdict == Verdict.SUPPORTS and explained_by(
+        "error_lines", _as_reading(result.data), callees_, _judge, 1.0
+    ):
+        return Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
+    return verdict
 
 
 def _has_logs(ctx: ToolContext) -> bool:

@@ -8,6 +8,7 @@ and answers anything else with Loki's 400 parse error."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from tool_servers import serve_json
 
+from stackgraph.ingest import GraphIngestor
 from stackgraph.rca.agent import (
     ToolContext,
     ToolStatus,
@@ -26,6 +28,8 @@ from stackgraph.rca.agent import (
     floor_args,
 )
 from stackgraph.rca.sources import FileLogs
+from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
+from stackgraph.store import GraphStore
 
 AT = 1_767_229_200.0  # the alert
 WINDOW = 1800.0
@@ -48,6 +52,10 @@ LOGS: dict[str, list[tuple[float, str]]] = {
     "checkout": lines(50, "ok", *BASE) + lines(4, "error", *BASE) + lines(50, "ok", *WIN)
     + lines(30, "error", *AFTER),  # errors after the alert do not count
     "ledger": lines(30, "error", *BASE) + lines(30, "error", *WIN),
+    "gateway": lines(100, "ok", *BASE) + lines(3, "error", *BASE) + lines(100, "ok", *WIN)
+    + lines(30, "upstream error", *WIN),  # 3 -> 30: it calls payment (2 -> 40)
+    "edge": lines(100, "ok", *BASE) + lines(3, "error", *BASE) + lines(100, "ok", *WIN)
+    + lines(30, "error", *WIN),  # the same, but it calls only checkout (no errors now)
 }  # fmt: skip
 
 
@@ -127,6 +135,33 @@ def test_steady_errors_are_inconclusive(ctx: ToolContext) -> None:
     result, verdict = run(ctx, "ledger")
     assert (result.data["errors"], result.data["baseline_errors"]) == (30, 30)
     assert verdict == Verdict.INCONCLUSIVE
+
+
+def test_error_lines_its_callee_logged_as_strongly_are_the_callees(
+    ctx: ToolContext, store: GraphStore
+) -> None:
+    """gateway's error lines rose 10x, but payment, which it calls, rose 20x: a caller logs
+    its callee's failures, so gateway's check is inconclusive and names payment; edge, with
+    the same lines but a callee logging no error now, is supported."""
+    calls = [("gateway", "payment"), ("edge", "checkout")]
+    batch = RecordBatch(
+        nodes=[NodeRecord("Service", {"name": n}) for n in {n for pair in calls for n in pair}],
+        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": a}), NodeRef("Service", {"name": b}),
+                          {}, "Tempo") for a, b in calls],
+    )  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(batch).rejected
+    graph = dataclasses.replace(ctx, store=store)
+    result, verdict = run(graph, "gateway")
+    assert (result.data["errors"], result.data["baseline_errors"]) == (30, 3)
+    assert [c["server"] for c in result.data["callees"]] == ["payment"]
+    assert "payment, which it calls, logged as many more (2 → 40)" in result.summary
+    assert "the errors come from payment" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    assert run(ctx, "gateway")[1] == Verdict.SUPPORTS  # without the graph: no callee known
+    result, verdict = run(graph, "edge")
+    assert [c["server"] for c in result.data["callees"]] == ["checkout"]
+    assert verdict == Verdict.SUPPORTS and "come from" not in result.summary
 
 
 def test_a_service_that_does_not_log_is_no_data(ctx: ToolContext) -> None:
