@@ -100,15 +100,18 @@ def test_an_unknown_service_label_creates_no_service(
         body = firing(f"fp-u{i}")
         body["alerts"][0]["labels"]["service"] = name
         assert client.post("/api/v1/alerts", json=body, headers=AUTH).status_code == 202
+    leaders = set()
     for i, name in enumerate(names):
         detail = wait_done(client, f"fp-u{i}")
         assert detail["writeback"]["written"] is True, detail["writeback"]
         # the alerts anchor on the same plan (their other labels), so a storm may group them
+        # (under whichever alert's worker planned first)
         assert name in {detail["symptom"], *(c["symptom"] for c in detail["correlated"])}
+        leaders.add(detail["fingerprint"])
     assert rows(platform, "MATCH (s:Service) RETURN count(s)") == before
-    got = rows(platform, "MATCH (i:Incident {fingerprint: 'fp-u0'}) "
-               "RETURN i.service, i.symptom_known")  # fmt: skip
-    assert got == [["zz-unknown", False]]
+    got = rows(platform, "MATCH (i:Incident) WHERE i.fingerprint IN $fps "
+               "RETURN i.service, i.symptom_known", fps=sorted(leaders))  # fmt: skip
+    assert got and all(service in names and known is False for service, known in got), got
 
 
 def test_every_oversized_body_is_a_413(client: TestClient) -> None:
