@@ -8,4 +8,4 @@ SET n += <<p>>,
     n.first_seen = $now,
     n.last_seen = $now,
     n.last_scan = $now
-RETURN count(n) AS created
+RETURN count(n) AS created, collect([r[0], id(n)]) AS ids

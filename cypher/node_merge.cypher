@@ -14,4 +14,5 @@ SET n += <<p>>,
     n.last_scan = $now,
     n.revived_at = CASE WHEN was = 'Stale' AND r[3] <> 'Stale'
         THEN coalesce(n.revived_at, []) + [$now] ELSE n.revived_at END
-RETURN sum(CASE WHEN born IS NULL THEN 1 ELSE 0 END) AS created, count(n) AS written
+RETURN sum(CASE WHEN born IS NULL THEN 1 ELSE 0 END) AS created, count(n) AS written,
+    collect([r[0], id(n)]) AS ids

@@ -8,4 +8,5 @@ SET n.last_seen = $now,
     n.last_scan = $now,
     n.sources = CASE WHEN r[2] IN coalesce(n.sources, []) THEN n.sources
         ELSE coalesce(n.sources, []) + [r[2]] END
-RETURN sum(CASE WHEN n.first_seen = $now THEN 1 ELSE 0 END) AS created, count(n) AS written
+RETURN sum(CASE WHEN n.first_seen = $now THEN 1 ELSE 0 END) AS created, count(n) AS written,
+    collect([r[0], id(n)]) AS ids

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from stackgraph.schema import (
@@ -26,7 +27,7 @@ from stackgraph.schema import (
 from stackgraph.schema.validate import column_ok, key_column_ok, names_ok, provenance_ok
 
 from .identity import edge_ident, edge_shapes, node_ident, node_shapes, plain
-from .rows import column_text, list_texts, map_texts, row_hashes
+from .rows import PropsTexts, column_text, list_texts, row_hashes
 
 __all__ = ["Prepared", "prepare_edges", "prepare_nodes"]
 
@@ -41,17 +42,31 @@ class Prepared:
     """Rows written by one query: (label, tag, reference) or (type, src, dst, tag, reference)."""
     ident: tuple[Any, ...]
     digest: str
-    """The content hash of `props` (hex)."""
+    """The content hash of the properties (provenance included), hex."""
     prov: str
     """`"source","status",confidence` as parameter text."""
     keys: str
     """Node: the natural key's text; edge: its own key's text (endpoints come later)."""
-    props: str
-    """The properties map's text (provenance included); hashed into `digest`."""
+    texts: PropsTexts
+    """The properties texts of this record's slice (made when a row needs one)."""
+    at: int
+    """This record's place in `texts`."""
     record: Any
+
+    @property
+    def props(self) -> str:
+        """The properties map's text (provenance included): what create and merge set."""
+        return self.texts[self.at]
 
 
 Check = Callable[[Any], list[Rejection]]
+_PROPS = attrgetter("props")
+
+
+def _columns(shape: list[Any], names: tuple[str, ...]) -> dict[str, list[Any]]:
+    """The property columns of one shape's records (each record has every name)."""
+    props = list(map(_PROPS, shape))
+    return {n: list(map(itemgetter(n), props)) for n in names}
 
 
 def _validated(
@@ -69,7 +84,7 @@ def _validated(
     return good
 
 
-Serialised = tuple[list[str], list[str], list[str], list[str], list[str]]
+Serialised = tuple[list[str], list[str], list[str], PropsTexts, list[str]]
 """Columns of a shape's rows: digests, provenance texts, keys texts, props texts, hash tags."""
 
 
@@ -88,10 +103,9 @@ def _serialise(
     columns: dict[str, Sequence[Any]] = {
         **cols, "source": sources, "status": statuses, "confidence": confidences,
     }  # fmt: skip
-    props = map_texts(
-        names, [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
-    )
-    digests = row_hashes(props)
+    values = [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
+    digests = row_hashes(names, values)
+    props = PropsTexts(names, values)
     prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
     if not key_columns:
@@ -120,7 +134,7 @@ def prepare_nodes(
         spec = LABELS[label]
         for start in range(0, len(records_), max(size, 1)):
             shape = records_[start : start + size]
-            cols = {n: [r.props[n] for r in shape] for n in names}
+            cols = _columns(shape, names)
             ok = _nodes_ok(spec, names, shape, cols)
             good = _validated(shape, ok, validate_node, rejected)
             if not good:
@@ -146,15 +160,15 @@ def _prepared(
     if len(groups) == 1:  # one hash tag (the writer's, or one source): one query group
         (one,) = groups.values()
         return [
-            Prepared(one, ident, d, pv, k, p, rec)
-            for rec, ident, d, pv, k, p in zip(
-                good, idents, digests, prov, keys, props, strict=True
+            Prepared(one, ident, d, pv, k, props, at, rec)
+            for at, (rec, ident, d, pv, k) in enumerate(
+                zip(good, idents, digests, prov, keys, strict=True)
             )
         ]
     return [
-        Prepared(groups[t], ident, d, pv, k, p, rec)
-        for rec, ident, d, pv, k, p, t in zip(
-            good, idents, digests, prov, keys, props, tags, strict=True
+        Prepared(groups[t], ident, d, pv, k, props, at, rec)
+        for at, (rec, ident, d, pv, k, t) in enumerate(
+            zip(good, idents, digests, prov, keys, tags, strict=True)
         )
     ]
 
@@ -194,7 +208,7 @@ def prepare_edges(
         spec = EDGES[etype]
         for start in range(0, len(records_), max(size, 1)):
             shape = records_[start : start + size]
-            cols = {n: [r.props[n] for r in shape] for n in names}
+            cols = _columns(shape, names)
             ok = _edges_ok(spec, names, shape, cols)
             good = _validated(shape, ok, validate_edge, rejected)
             if not good:

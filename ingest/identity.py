@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from operator import itemgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from stackgraph.schema import EDGES, LABELS, EdgeRecord, NodeRecord, Rejection
@@ -131,28 +132,42 @@ def edge_shapes(records: Sequence[EdgeRecord], check: Check, rejected: list[Reje
     return dict(shapes)
 
 
+_TYPE, _PROPS = attrgetter("type"), attrgetter("props")
+_SRC_LABEL, _DST_LABEL = attrgetter("src.label"), attrgetter("dst.label")
+_SRC_KEY, _DST_KEY = attrgetter("src.key"), attrgetter("dst.key")
+
+
+def _edge_buckets(records: Sequence[EdgeRecord]) -> dict[tuple[Any, ...], list[EdgeRecord]]:
+    """Records by shape key, in order (column by column: a window is mostly one shape)."""
+    keys = list(zip(map(_TYPE, records), map(_SRC_LABEL, records), map(_DST_LABEL, records),
+                    map(tuple, map(_PROPS, records)), strict=True))  # fmt: skip
+    if len(set(keys)) == 1:
+        return {keys[0]: list(records)}
+    buckets: dict[tuple[Any, ...], list[EdgeRecord]] = defaultdict(list)
+    for key, rec in zip(keys, records, strict=True):
+        buckets[key].append(rec)
+    return buckets
+
+
 def _edge_shapes_at_once(records: Sequence[EdgeRecord]) -> Shapes | None:
     """`edge_shapes` when every identity can be made and none repeats, else None."""
-    buckets: dict[tuple[Any, ...], list[EdgeRecord]] = defaultdict(list)
-    for rec in records:
-        buckets[(rec.type, rec.src.label, rec.dst.label, tuple(rec.props))].append(rec)
     seen: set[tuple[Any, ...]] = set()
     shapes: Shapes = {}
-    for key, recs in buckets.items():
+    for key, recs in _edge_buckets(records).items():
         etype, src_label, dst_label, _ = key
         shape = _edge_shape(etype, src_label, dst_label)
         if shape is None:
             return None
         src_key_of, dst_key_of, own_keys, n_src, n_dst = shape
-        srcs, dsts = [r.src.key for r in recs], [r.dst.key for r in recs]
+        srcs, dsts = list(map(_SRC_KEY, recs)), list(map(_DST_KEY, recs))
         if set(map(len, srcs)) != {n_src} or set(map(len, dsts)) != {n_dst}:
             return None
         try:
-            src_keys, dst_keys = list(map(src_key_of, srcs)), list(map(dst_key_of, dsts))
+            src_keys, dst_keys = map(src_key_of, srcs), map(dst_key_of, dsts)
             owns = [tuple(plain(r.props[k]) for k in own_keys) for r in recs] if own_keys else (
-                [()] * len(recs))  # fmt: skip
-            idents = [(etype, (src_label, s), (dst_label, d), o)
-                      for s, d, o in zip(src_keys, dst_keys, owns, strict=True)]  # fmt: skip
+                repeat(()))  # fmt: skip
+            idents = list(zip(repeat(etype), zip(repeat(src_label), src_keys),
+                              zip(repeat(dst_label), dst_keys), owns))  # fmt: skip
             before = len(seen)
             seen.update(idents)
         except (KeyError, TypeError):  # a key missing, or a value that cannot be hashed

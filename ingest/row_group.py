@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import attrgetter
 
 from .columns import Prepared
 
 __all__ = ["GROUP_MAX", "RowGroup"]
 
+_DIGEST, _PROV = attrgetter("digest"), attrgetter("prov")
 GROUP_MAX = 64
 """Rows of one source node a grouped touch takes at most (see `RowGroup.by_source`)."""
 
@@ -82,10 +85,26 @@ class RowGroup:
         pairs = zip(self.entries, self.ends(), strict=True)
         return [f'[{i},"{p.digest}",{p.prov},{e}]' for i, (p, e) in enumerate(pairs)]
 
-    def full(self) -> list[str]:
-        """A light row with the properties map last: what create and merge write."""
-        pairs = zip(self.light(), self.entries, strict=True)
-        return [row[:-1] + "," + p.props + "]" for row, p in pairs]
+    def full(self, light: list[str] | None = None, picked: list[int] | None = None) -> list[str]:
+        """A light row with the properties map last: what create and merge write; only the
+        rows `picked`, when given (`light` when they are made already)."""
+        light = light or self.light()
+        picked = list(range(len(self.entries))) if picked is None else picked
+        return [light[i][:-1] + "," + props + "]"
+                for i, props in zip(picked, self.props(picked), strict=True)]  # fmt: skip
+
+    def props(self, picked: list[int]) -> list[str]:
+        """The properties texts of rows `picked` (made now if no row of theirs has been)."""
+        entries = self.entries
+        texts = entries[0].texts if entries else None
+        if texts is not None and all(entries[i].texts is texts for i in picked):
+            return texts.some([entries[i].at for i in picked])
+        return [entries[i].props for i in picked]
+
+    def warm(self) -> None:
+        """Make every row's properties text now (on the preparing thread, not the I/O one)."""
+        for texts in {id(p.texts): p.texts for p in self.entries}.values():
+            texts.make()
 
     def by_source(self) -> list[str] | None:
         """The rows of `edge_touch_by_source`: grouped by source node and provenance,
@@ -95,9 +114,24 @@ class RowGroup:
         row)."""
         if not self.grouped or self.src is None or self.dst is None:
             return None
+        entries, src = self.entries, self.src
+        targets = list(map('"{}:{}"'.format, self.dst, map(_DIGEST, entries)))
+        provs = set(map(_PROV, entries))
+        if len(provs) > 1:
+            return self._by_source_and_provenance(src, targets)
+        (prov,) = provs
+        rows = []
+        for a, at in groupby(sorted(range(len(src)), key=src.__getitem__), src.__getitem__):
+            picked = [targets[i] for i in at]
+            if len(picked) > GROUP_MAX:
+                return None
+            rows.append(f"[{a},[{','.join(picked)}],{prov}]")
+        return rows
+
+    def _by_source_and_provenance(self, src: list[int], targets: list[str]) -> list[str] | None:
         groups: dict[tuple[int, str], list[str]] = defaultdict(list)
-        for p, a, b in zip(self.entries, self.src, self.dst, strict=True):
-            groups[(a, p.prov)].append(f'"{b}:{p.digest}"')
+        for p, a, target in zip(self.entries, src, targets, strict=True):
+            groups[(a, p.prov)].append(target)
         if max(map(len, groups.values()), default=0) > GROUP_MAX:
             return None
-        return [f"[{a},[{','.join(targets)}],{prov}]" for (a, prov), targets in groups.items()]
+        return [f"[{a},[{','.join(ts)}],{prov}]" for (a, prov), ts in groups.items()]

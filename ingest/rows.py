@@ -3,7 +3,9 @@
 Building a dict per record and serialising it value by value was most of the writer's
 Python time. Here a column (one property across the records of one shape) is turned into
 parameter text in one pass per type, rows are joined from the columns, and each row's
-properties map is hashed as the very text that is sent (xxh3: a tenth of blake2b's cost).
+content hash is taken over the values themselves, not over that text: a re-ingest of
+unchanged rows compares hashes and makes no properties text at all (`PropsTexts` makes it
+only for rows that are written).
 
 Row layout, positional (`cypher.render` fills key slots from the schema; `ROW_FIXED`
 fields come first):
@@ -16,6 +18,7 @@ of phase 1 leaves the properties out.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +26,7 @@ import xxhash
 
 from stackgraph.params import text
 
-__all__ = ["column_text", "content_hash", "list_texts", "map_texts", "row_hash", "row_hashes"]
+__all__ = ["PropsTexts", "column_text", "content_hash", "list_texts", "map_texts", "row_hashes"]
 
 
 def _quote(col: Sequence[str]) -> list[str]:
@@ -75,30 +78,79 @@ def map_texts(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[st
 def list_texts(columns: Sequence[Sequence[Any]]) -> list[str]:
     """`1,"x",true` per row: the columns' values, comma-separated, without brackets."""
     fmt = ",".join("%s" for _ in columns)
-    return [fmt % row for row in zip(*map(_constant_or_text, columns), strict=True)]
+    texts = [_constant_or_text(col) for col in columns]
+    if texts and texts[0] and all(len(set(t)) == 1 for t in texts):  # provenance, mostly
+        return [fmt % tuple(t[0] for t in texts)] * len(texts[0])
+    return [fmt % row for row in zip(*texts, strict=True)]
 
 
 def _constant_or_text(col: Sequence[Any]) -> Sequence[str]:
-    """A column's text; a column of one repeated value (provenance, mostly) is made once."""
+    """A column's text; a column of one repeated value (provenance, mostly) is made once.
+    (Falsy values are not taken as repeats: 0.0 == -0.0, but their texts differ.)"""
     first = col[0] if col else None
-    if type(first) is str and col.count(first) == len(col):
+    kind = type(first)
+    repeated = kind in _REPEATABLE and first and col.count(first) == len(col)
+    if repeated and (kind is str or set(map(type, col)) == {kind}):  # 1 == 1.0 == True
         return [column_text([first])[0]] * len(col)
     return column_text(col)
 
 
-def row_hash(props_text: str) -> str:
-    return xxhash.xxh3_64_hexdigest(props_text.encode("utf-8"))
+_REPEATABLE = (str, int, float)
 
 
-def row_hashes(props_texts: Sequence[str]) -> list[str]:
-    """`row_hash` of each (one loop, no call per row)."""
-    digest = xxhash.xxh3_64_hexdigest
-    return [digest(text.encode("utf-8")) for text in props_texts]
+class PropsTexts:
+    """The properties texts of one slice's rows, made when rows are written (a re-ingest of
+    unchanged rows needs none): all at once and kept, or only the few rows that changed."""
+
+    __slots__ = ("_columns", "_names", "_texts")
+
+    def __init__(self, names: Sequence[str], columns: Sequence[Sequence[Any]]) -> None:
+        self._names, self._columns = names, columns
+        self._texts: list[str] | None = None
+
+    def make(self) -> list[str]:
+        if self._texts is None:
+            self._texts = map_texts(self._names, self._columns)
+        return self._texts
+
+    def __getitem__(self, i: int) -> str:
+        return self.make()[i]
+
+    def some(self, ats: Sequence[int]) -> list[str]:
+        """The texts of rows `ats`; fewer than half of the rows are made alone."""
+        if self._texts is None and 2 * len(ats) < len(self._columns[0] if self._columns else ()):
+            return map_texts(self._names, [[col[a] for a in ats] for col in self._columns])
+        texts = self.make()
+        return [texts[a] for a in ats]
+
+
+_MARSHAL_VERSION = 2
+"""Version 2 has no back-references (3 and later mark objects that are shared, which depends
+on reference counts): equal values give equal bytes, whatever else holds them."""
+
+
+def row_hashes(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[str]:
+    """The content hash of each row (one value from each column; `names` in order): xxh3 of
+    the row's values as marshal bytes, seeded by the names. No text is made, floats are not
+    formatted: this is most of what a re-ingest of unchanged rows costs."""
+    seed = xxhash.xxh3_64_intdigest("\x00".join(names).encode("utf-8"))
+    digest, dump, version = xxhash.xxh3_64_hexdigest, marshal.dumps, _MARSHAL_VERSION
+    try:
+        return [digest(dump(row, version), seed) for row in zip(*columns, strict=True)]
+    except ValueError:  # a value of a type marshal refuses (a subclass): that row as text
+        pass
+    out = []
+    for row in zip(*columns, strict=True):
+        try:
+            out.append(digest(dump(row, version), seed))
+        except ValueError:
+            out.append(digest(dump(tuple(map(text, row)), version), seed ^ 1))
+    return out
 
 
 def content_hash(props: Mapping[str, Any]) -> str:
     """Digest of what a record sets (properties and provenance); equal hashes mean the SET
-    would change nothing. The hash of the properties map's parameter text, names sorted:
-    exactly what the batched writer stores for the same record."""
+    would change nothing. Names sorted: exactly what the batched writer stores for the
+    same record."""
     names = sorted(props)
-    return row_hash(map_texts(names, [[props[n]] for n in names])[0])
+    return row_hashes(names, [[props[n]] for n in names])[0]

@@ -3,9 +3,9 @@
 Records stream in windows (`GraphIngestor.window`), so memory stays bounded by a window
 however many records come. Within a window they are merged, then validated by column and
 serialised (`columns`) in slices of `batch_size`, each sent as soon as it is made. Queries
-run on one background thread, in order, while this thread prepares the next slice: the
-server's work and Python's overlap (two cores), and the server is left little to do
-after the last slice. Per chunk:
+run on two background threads (`_IO_THREADS`) while this thread prepares the next slice:
+the server's work and Python's overlap (two cores), and the server is left little to do
+after the last slice. Windows are written in order. Per chunk:
 
 - a label or relationship type that had nothing when the write began is created without
   lookups (`*_create`), unless this write already sent the same node or edge;
@@ -14,19 +14,22 @@ after the last slice. Per chunk:
   does `*_pending` name the rows phase 2 merges (`*_merge`);
 - rows without properties only assert existence (`*_reference`).
 
-Edge rows name their endpoints by internal node id, looked up once per distinct endpoint
-(`node_ids`), not once per edge: an edge whose endpoint does not exist is refused here.
+Edge rows name their endpoints by internal node id, not by key once per edge: the node
+writes return the ids of the nodes they wrote, and endpoints this write did not write are
+looked up once each (`node_ids`). An edge whose endpoint does not exist is refused here.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from stackgraph import cypher
 from stackgraph.params import Serialized
@@ -44,9 +47,15 @@ __all__ = ["WriteRun", "windows"]
 
 T = TypeVar("T")
 Progress = Callable[[int], None]
+_IO_THREADS = 2
+"""Queries in flight at once, each on a connection of its own: while one waits for its
+reply (or for the GIL), the other keeps the server busy; FalkorDB applies the writes one at
+a time. Jobs in flight together never name one node or edge: a window's records are merged
+by identity, and a window's first job waits for every job of the window before."""
 _IN_FLIGHT_ROWS = 60_000
 """Rows queued for the I/O thread at most: about a window's, so Python may run that far
 ahead of the server (bounds memory to about two windows)."""
+_GROUP = attrgetter("group")
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -79,15 +88,30 @@ class WriteRun:
         """Per empty label / type: hashes of what this write sent (a repeat must MERGE)."""
         self.ids: dict[str, dict[Any, int]] = defaultdict(dict)
         """Node ids by label, then natural key (the value, or a tuple of values)."""
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stackgraph-writer")
+        self.rewriting: set[str] = set()
+        """Merge queries whose last touch found most rows changed (set by the I/O thread):
+        their next chunks' properties texts are made here, ahead, not on the I/O thread."""
+        self._pool = ThreadPoolExecutor(_IO_THREADS, thread_name_prefix="stackgraph-writer")
         self._queue: deque[Future[None]] = deque()
         self._in_flight = max(2, _IN_FLIGHT_ROWS // max(writer.batch_size, 1))
         self._nodes_queued = False
+        self._windows = 0
+        self._barrier = False
+        """The next job starts a window: it waits for all jobs before it."""
+        self._lock = threading.Lock()
+        """Guards the report's counts and the progress callback (jobs run on two threads)."""
 
     # -- the I/O thread ------------------------------------------------------------------
 
+    def _window(self) -> None:
+        self._barrier = self._windows > 0
+        self._windows += 1
+
     def _submit(self, job: Callable[[], None]) -> None:
         self.w.check_lease()
+        if self._barrier:
+            self.drain()
+            self._barrier = False
         self._queue.append(self._pool.submit(job))
         while len(self._queue) > self._in_flight:
             self._queue.popleft().result()
@@ -100,8 +124,19 @@ class WriteRun:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _advance(self, n: int) -> None:
-        if self.progress and n:
-            self.progress(n)
+        self._tally(None, done=n)
+
+    def _tally(
+        self, counts: Counts | None, created: int = 0, updated: int = 0, unchanged: int = 0,
+        done: int = 0,
+    ) -> None:  # fmt: skip
+        with self._lock:
+            if counts is not None:
+                counts.created += created
+                counts.updated += updated
+                counts.unchanged += unchanged
+            if self.progress and done:
+                self.progress(done)
 
     def _params(self, rows: Sequence[str]) -> dict[str, Any]:
         return {"rows": _serialized(rows), "now": self.now}
@@ -109,6 +144,7 @@ class WriteRun:
     # -- nodes and edges ---------------------------------------------------------------
 
     def nodes(self, window: list[Any]) -> None:
+        self._window()
         written = 0
         for prepared in prepare_nodes(window, self.tag, self.report.rejected, self.w.batch_size):
             written += len(prepared)
@@ -124,6 +160,7 @@ class WriteRun:
     def edges(self, window: list[Any]) -> None:
         """Each slice of the window is sent as soon as it is prepared; edges whose endpoint
         does not exist are refused after the window's other rejections."""
+        self._window()
         written, missing_ends = 0, []
         for prepared in prepare_edges(window, self.tag, self.report.rejected, self.w.batch_size):
             if self._nodes_queued:  # prepared while the nodes were written; ids need them
@@ -143,23 +180,21 @@ class WriteRun:
         src_keys = [p.ident[1][1] for p in prepared]
         dst_keys = [p.ident[2][1] for p in prepared]
         src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
-        unknown = {(src_label, k) for k, a in zip(src_keys, src, strict=True) if a is None}
-        unknown.update((dst_label, k) for k, b in zip(dst_keys, dst, strict=True) if b is None)
-        if unknown:  # endpoints not seen before in this write
+        if None in src or None in dst:  # endpoints this write has not written
+            unknown = {(src_label, k) for k, a in zip(src_keys, src, strict=True) if a is None}
+            unknown.update((dst_label, k) for k, b in zip(dst_keys, dst, strict=True) if b is None)
             self._resolve(unknown)
             src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
-        ends = list(zip(src, dst, strict=True))
-        gone = "source or target node does not exist"
-        both = list(zip(prepared, ends, strict=True))
-        rejections = [Rejection(str(p.record), "endpoint", gone, p.record.origin)
-                      for p, (a, b) in both if a is None or b is None]  # fmt: skip
-        found = [(p, a, b) for p, (a, b) in both if a is not None and b is not None]
+        rejections: list[Rejection] = []
         parts: dict[tuple[Any, ...], tuple[list[Prepared], list[int], list[int]]] = {}
-        if len({p.group for p, _, _ in found}) == 1:  # a slice is of one shape: one group, mostly
-            parts[found[0][0].group] = ([p for p, _, _ in found], [a for _, a, _ in found],
-                                        [b for _, _, b in found])  # fmt: skip
+        if None not in src and None not in dst and len(set(map(_GROUP, prepared))) == 1:
+            parts[prepared[0].group] = (prepared, cast(list[int], src), cast(list[int], dst))
         else:
-            for p, a, b in found:
+            gone = "source or target node does not exist"
+            for p, a, b in zip(prepared, src, dst, strict=True):
+                if a is None or b is None:
+                    rejections.append(Rejection(str(p.record), "endpoint", gone, p.record.origin))
+                    continue
                 part = parts.get(p.group)
                 if part is None:
                     part = parts[p.group] = ([], [], [])
@@ -183,7 +218,7 @@ class WriteRun:
             self._fresh(target.name, target.counter, rows)
             query = target.render("reference")
             for chunk in rows.chunks(self.w.batch_size):
-                self._submit(partial(self._reference, query, chunk.light(), counts))
+                self._submit(partial(self._reference, query, chunk, counts))
             return
         create = self._fresh(target.name, target.counter, rows)
         if create is None:
@@ -192,7 +227,7 @@ class WriteRun:
         query = target.render("create")
         new = rows if all(create) else rows.take(create)
         for chunk in new.chunks(self.w.batch_size):
-            self._submit(partial(self._create, query, chunk.full(), counts))
+            self._submit(partial(self._create, query, chunk, chunk.full(), counts))
         if new is not rows:
             self._merge_path(target, rows.take([not c for c in create]), counts)
 
@@ -247,23 +282,40 @@ class WriteRun:
         )  # fmt: skip
         skip_touch = self.fresh.get(target.name, False)  # only repeats of this write: merge
         for chunk in rows.chunks(self.w.batch_size):
+            if skip_touch or queries.merge in self.rewriting:
+                chunk.warm()
             grouped = None if skip_touch else chunk.by_source()
             self._submit(partial(self._touch_then_merge, queries, chunk, grouped, counts,
                                  skip_touch))  # fmt: skip
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
-    def _create(self, query: cypher.Query, rows: list[str], counts: Counts) -> None:
-        out = self.w._write(query, self._params(rows))
-        counts.created += int(out[0]["created"] or 0) if out else 0
-        self._advance(len(rows))
+    def _note_ids(self, chunk: RowGroup, out: dict[str, Any]) -> None:
+        """Keep the ids a node write returned (`[row index, id]` pairs), for this write's
+        edges; edge writes return none."""
+        pairs = out.get("ids")
+        if not pairs:
+            return
+        entries = chunk.entries
+        ids = self.ids[entries[0].ident[0]]
+        for i, node_id in pairs:
+            ids[entries[i].ident[1]] = node_id
 
-    def _reference(self, query: cypher.Query, rows: list[str], counts: Counts) -> None:
-        out = self.w._write(query, self._params(rows))[0]
+    def _create(
+        self, query: cypher.Query, chunk: RowGroup, rows: list[str], counts: Counts
+    ) -> None:
+        out = self.w._write(query, self._params(rows))
+        if out:
+            self._note_ids(chunk, out[0])
+        created = int(out[0]["created"] or 0) if out else 0
+        self._tally(counts, created=created, done=len(chunk.entries))
+
+    def _reference(self, query: cypher.Query, chunk: RowGroup, counts: Counts) -> None:
+        out = self.w._write(query, self._params(chunk.light()))[0]
         created = int(out["created"] or 0)
-        counts.created += created
-        counts.unchanged += int(out["written"]) - created
-        self._advance(len(rows))
+        self._note_ids(chunk, out)
+        self._tally(counts, created, unchanged=int(out["written"]) - created,
+                    done=len(chunk.entries))  # fmt: skip
 
     def _touch_then_merge(
         self, q: _Queries, chunk: RowGroup, grouped: list[str] | None, counts: Counts,
@@ -280,22 +332,26 @@ class WriteRun:
             else:
                 light = chunk.light()
                 seen = self.w._write(q.touch, self._params(light))
+            self._note_ids(chunk, seen[0])
             if int(seen[0]["touched"]) == n:
                 pending = set()
             else:
                 light = light or chunk.light()
                 found = self.w.store.read(q.pending, self._params(light))
                 pending = set(found[0]["pending"]) if found else pending
-        counts.unchanged += n - len(pending)
+        created = updated = 0
         if pending:
             light = light or chunk.light()
-            props = chunk.entries
-            rest = [light[i][:-1] + "," + props[i].props + "]" for i in sorted(pending)]
+            if 2 * len(pending) > n:  # mostly changed: the next chunks' texts are made ahead
+                self.rewriting.add(q.merge)
+            else:
+                self.rewriting.discard(q.merge)
+            rest = chunk.full(light, sorted(pending))
             out = self.w._write(q.merge, self._params(rest))[0]
+            self._note_ids(chunk, out)
             created = int(out["created"] or 0)
-            counts.created += created
-            counts.updated += int(out["written"]) - created
-        self._advance(n)
+            updated = int(out["written"]) - created
+        self._tally(counts, created, updated, n - len(pending), done=n)
 
 
 @dataclass(frozen=True)

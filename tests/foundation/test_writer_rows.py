@@ -1,14 +1,19 @@
 """The writer's column shortcuts give the per-value answers: float texts made once per
-distinct value, float columns checked by their sum, one format string per shape, and a
-window's identities made a shape at a time (merging as record by record does)."""
+distinct value, float columns checked by their sum, one format string per shape, a
+window's identities made a shape at a time (merging as record by record does), and a
+content hash taken over the values that tells every value apart and is the same in every
+process."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from enum import StrEnum
 
 from stackgraph.dump import export_lines
 from stackgraph.ingest import GraphIngestor, content_hash
-from stackgraph.ingest.rows import column_text, map_texts
+from stackgraph.ingest.rows import PropsTexts, column_text, map_texts
 from stackgraph.params import text
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.schema.validate import check_value, column_ok
@@ -78,3 +83,51 @@ def test_a_window_naming_one_edge_twice_merges_it_as_before(store: GraphStore) -
     assert export_lines(store) == once
     (ab,) = [line for line in once if '"a"' in line and '"CALLS"' in line]
     assert '"error_rate":0.5' in ab and '"trace_count":1' in ab and '"Candidate"' in ab
+
+
+class Tier(StrEnum):
+    GOLD = "gold"
+
+
+def test_content_hash_tells_values_of_every_type_apart() -> None:
+    values = [1, 1.0, True, "1", [1], [1.0], 0.0, -0.0, "", None, Tier.GOLD, "gold", 10**30]
+    hashes = {content_hash({"v": v, "source": "Tempo"}) for v in values}
+    assert len(hashes) == len(values)
+    assert content_hash({"a": 1}) != content_hash({"b": 1})
+    assert content_hash({"a": 1, "b": 2}) != content_hash({"a": 2, "b": 1})
+    assert content_hash({"a": Tier.GOLD}) == content_hash({"a": Tier("gold")})  # as text
+
+
+_PROPS = "{'owner': 'team-a', 'tier': 2, 'weight': 0.1, 'aliases': ['a', 'b'], 'up': True}"
+
+
+def test_content_hash_is_the_same_in_every_process_whatever_shares_the_values() -> None:
+    """Marshal's later versions mark objects that are shared (a reference count above one),
+    so the same values could give other bytes; the hash must not move with that, nor with
+    the process's string hash seed."""
+    weight = 0.1
+    shared = {"owner": "team-a", "tier": 2, "weight": weight, "aliases": ["a", "b"], "up": True}
+    keep = [weight, shared["owner"], shared["aliases"]] * 3  # more references to the values
+    here = content_hash(shared)
+    code = f"from stackgraph.ingest import content_hash; print(content_hash({_PROPS}))"
+    for seed in ("0", "1", "12345"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env={"PYTHONHASHSEED": seed})  # fmt: skip
+        assert out.stdout.strip() == here
+    assert keep
+    text_ = "x" * 20  # one object in two places, against two equal objects
+    assert content_hash({"p": text_, "q": text_}) == content_hash(
+        {"p": "x" * 20, "q": "".join(["x"] * 20)}
+    )
+    big = 10.0**20
+    assert content_hash({"p": big, "q": [big]}) == content_hash({"p": 1e20, "q": [float("1e20")]})
+
+
+def test_props_texts_of_some_rows_are_those_of_all() -> None:
+    names = ["a", "b"]
+    columns = [[1, 2.5, "x", [1, 2]], [0.1, -0.0, True, 'q"r']]
+    whole = map_texts(names, columns)
+    for picked in ([1], [0, 3], [0, 1, 2], []):
+        assert PropsTexts(names, columns).some(picked) == [whole[i] for i in picked]
+    texts = PropsTexts(names, columns)
+    assert [texts[i] for i in range(4)] == whole and texts.some([2]) == [whole[2]]

@@ -6,7 +6,9 @@ the same graph as one batch."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
+from typing import Any
 
 from sgtest import drop
 
@@ -116,3 +118,34 @@ def test_a_stream_in_small_windows_leaves_the_same_graph_as_one_batch(
         again = writer.write_stream(*_stream(n))
     assert again.nodes["Service"].created == again.edges["CALLS"].created == 0
     assert again.edges["CALLS"].unchanged >= 2 * n
+
+
+def test_windows_are_written_in_order_so_a_nodes_last_record_stands(store: GraphStore) -> None:
+    """A window's chunks are written by two threads at once; windows are not. The node
+    `hot` is the last record of every even window and the first of every odd one, and each
+    even window's write of it is slow: were the next window not to wait, its record would
+    land first and be overwritten."""
+
+    def nodes() -> Iterator[NodeRecord]:
+        for w in range(8):
+            hot = NodeRecord("Service", {"name": "hot"}, {"owner": f"o{w}"}, "StaticInfra")
+            if w % 2:
+                yield hot
+            for i in range(19):
+                yield NodeRecord("Service", {"name": f"s{w}-{i}"}, {"owner": "x"}, "StaticInfra")
+            if not w % 2:
+                yield hot
+
+    with GraphIngestor(store, batch_size=5, window=20) as writer:
+        write = writer._write
+
+        def slow_for_even_windows(query: cypher.Query, params: Any = None) -> Any:
+            if params and any(f'"o{w}"' in str(params["rows"]) for w in range(0, 8, 2)):
+                time.sleep(0.2)
+            return write(query, params)
+
+        writer._write = slow_for_even_windows
+        report = writer.write_stream(nodes(), [])
+    (row,) = store.read(cypher.Query("MATCH (n:Service {name: 'hot'}) RETURN n.owner AS o"))
+    assert row["o"] == "o7"
+    assert report.nodes["Service"].total == 8 * 20

@@ -145,3 +145,31 @@ def test_keyed_edges_keep_the_row_by_row_touch(store: GraphStore) -> None:
     assert not again.rejected, again.rejected
     assert again.edges["EVIDENCED_BY"].unchanged == 2
     assert stats(store)["edges"] == {"EVIDENCED_BY": 2}
+
+
+def test_edges_find_the_nodes_written_with_them_without_looking_them_up(
+    store: GraphStore, monkeypatch: Any
+) -> None:
+    """Node writes (create, touch, merge) return their nodes' ids; only endpoints this
+    write did not write are looked up (`node_ids`)."""
+    lookup = cypher.render("node_ids", label="Service", key_at=1)
+    read, lookups = store.read, []
+
+    def counting(query: cypher.Query, params: Any = None) -> Any:
+        lookups.append(query == lookup)
+        return read(query, params)
+
+    monkeypatch.setattr(store, "read", counting)
+    clock = Clock(100.0)
+    with GraphIngestor(store, clock=clock) as w:
+        first = w.write(mesh())
+        clock.t = 200.0
+        again = w.write(mesh(n=7))  # s0..s5 touched, s6 created, with the edges it makes new
+        assert not any(lookups)
+        clock.t = 300.0
+        alone = w.write(RecordBatch([], mesh(n=7).edges))
+    assert first.edges["CALLS"].created == 18 and not first.rejected
+    assert again.nodes["Service"].unchanged == 6 and again.nodes["Service"].created == 1
+    pairs = [{(e.src.key["name"], e.dst.key["name"]) for e in mesh(n=n).edges} for n in (6, 7)]
+    assert again.edges["CALLS"].created == len(pairs[1] - pairs[0]) > 0 and not again.rejected
+    assert any(lookups) and alone.edges["CALLS"].unchanged == 21 and not alone.rejected
