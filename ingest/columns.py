@@ -11,6 +11,7 @@ others are still written.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -26,10 +27,10 @@ from stackgraph.schema import (
 )
 from stackgraph.schema.validate import column_ok, key_column_ok, names_ok, provenance_ok
 
-from .identity import edge_ident, edge_shapes, node_ident, node_shapes, plain
+from .identity import Shapes, edge_ident, edge_shapes, node_ident, node_shapes, plain
 from .rows import PropsTexts, column_text, list_texts, row_hashes
 
-__all__ = ["Prepared", "prepare_edges", "prepare_nodes"]
+__all__ = ["Prepared", "PreparedWindow", "prepare_edges", "prepare_nodes"]
 
 _PROVENANCE = ("confidence", "source", "status")
 
@@ -122,15 +123,28 @@ def _strings(col: list[Any]) -> list[str]:
     return [text[v] for v in col]
 
 
+@dataclass(frozen=True)
+class PreparedWindow:
+    """A window merged: the nodes or edges it names, and its slices, prepared when taken."""
+
+    idents: AbstractSet[tuple[Any, ...]]
+    slices: Iterator[list[Prepared]]
+
+
 def prepare_nodes(
     records: Sequence[NodeRecord], tag: str | None, rejected: list[Rejection], size: int
+) -> PreparedWindow:
+    """Valid node records of a window, merged (`identity`); then, as the slices are taken,
+    validated and serialised in slices of at most `size` records of one shape each (the
+    writer sends a slice while it prepares the next)."""
+    merged = node_shapes(records, validate_node, rejected)
+    return PreparedWindow(merged.idents, _node_slices(merged.shapes, tag, rejected, size))
+
+
+def _node_slices(
+    shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
 ) -> Iterator[list[Prepared]]:
-    """Valid node records of a window, merged (`identity`), then validated and serialised
-    in slices of at most `size` records of one shape each (the writer sends a slice while
-    it prepares the next)."""
-    for (label, names), (all_idents, records_) in node_shapes(
-        records, validate_node, rejected
-    ).items():
+    for (label, names), (all_idents, records_) in shapes.items():
         spec = LABELS[label]
         for start in range(0, len(records_), max(size, 1)):
             shape = records_[start : start + size]
@@ -200,11 +214,16 @@ def _provenance_ok(shape: list[Any]) -> bool:
 
 def prepare_edges(
     records: Sequence[EdgeRecord], tag: str | None, rejected: list[Rejection], size: int
-) -> Iterator[list[Prepared]]:
+) -> PreparedWindow:
     """`prepare_nodes` for edge records (`identity.edge_ident` names them)."""
-    for (etype, src_label, dst_label, names), (all_idents, records_) in edge_shapes(
-        records, validate_edge, rejected
-    ).items():
+    merged = edge_shapes(records, validate_edge, rejected)
+    return PreparedWindow(merged.idents, _edge_slices(merged.shapes, tag, rejected, size))
+
+
+def _edge_slices(
+    shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
+) -> Iterator[list[Prepared]]:
+    for (etype, src_label, dst_label, names), (all_idents, records_) in shapes.items():
         spec = EDGES[etype]
         for start in range(0, len(records_), max(size, 1)):
             shape = records_[start : start + size]

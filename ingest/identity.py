@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from stackgraph.schema import EDGES, LABELS, EdgeRecord, NodeRecord, Rejection
 
-__all__ = ["Shapes", "edge_ident", "edge_shapes", "node_ident", "node_shapes", "plain"]
+__all__ = ["Merged", "Shapes", "edge_ident", "edge_shapes", "node_ident", "node_shapes", "plain"]
 
 R = TypeVar("R", NodeRecord, EdgeRecord)
 Check = Callable[[Any], list[Rejection]]
@@ -107,17 +108,26 @@ def _dedupe(
     return kept
 
 
-def node_shapes(records: Sequence[NodeRecord], check: Check, rejected: list[Rejection]) -> Shapes:
+@dataclass(frozen=True)
+class Merged:
+    """A window's records merged by identity, by shape, and every identity it names."""
+
+    shapes: Shapes
+    idents: AbstractSet[tuple[Any, ...]]
+
+
+def node_shapes(records: Sequence[NodeRecord], check: Check, rejected: list[Rejection]) -> Merged:
     """A window's node records merged by identity, by shape."""
     shapes: Shapes = defaultdict(lambda: ([], []))
-    for ident, rec in _dedupe(records, node_ident, check, rejected).items():
+    kept = _dedupe(records, node_ident, check, rejected)
+    for ident, rec in kept.items():
         idents, recs = shapes[(rec.label, tuple(rec.props))]
         idents.append(ident)
         recs.append(rec)
-    return dict(shapes)
+    return Merged(dict(shapes), kept.keys())
 
 
-def edge_shapes(records: Sequence[EdgeRecord], check: Check, rejected: list[Rejection]) -> Shapes:
+def edge_shapes(records: Sequence[EdgeRecord], check: Check, rejected: list[Rejection]) -> Merged:
     """A window's edge records merged by identity, by shape. Identities are made a shape
     at a time; a window where one cannot be made, or where two records name one edge, is
     merged record by record instead (which refuses or merges them, as ever)."""
@@ -125,11 +135,12 @@ def edge_shapes(records: Sequence[EdgeRecord], check: Check, rejected: list[Reje
     if fast is not None:
         return fast
     shapes: Shapes = defaultdict(lambda: ([], []))
-    for ident, rec in _dedupe(records, edge_ident, check, rejected).items():
+    kept = _dedupe(records, edge_ident, check, rejected)
+    for ident, rec in kept.items():
         idents, recs = shapes[(rec.type, rec.src.label, rec.dst.label, tuple(rec.props))]
         idents.append(ident)
         recs.append(rec)
-    return dict(shapes)
+    return Merged(dict(shapes), kept.keys())
 
 
 _TYPE, _PROPS = attrgetter("type"), attrgetter("props")
@@ -149,7 +160,7 @@ def _edge_buckets(records: Sequence[EdgeRecord]) -> dict[tuple[Any, ...], list[E
     return buckets
 
 
-def _edge_shapes_at_once(records: Sequence[EdgeRecord]) -> Shapes | None:
+def _edge_shapes_at_once(records: Sequence[EdgeRecord]) -> Merged | None:
     """`edge_shapes` when every identity can be made and none repeats, else None."""
     seen: set[tuple[Any, ...]] = set()
     shapes: Shapes = {}
@@ -175,4 +186,4 @@ def _edge_shapes_at_once(records: Sequence[EdgeRecord]) -> Shapes | None:
         if len(seen) - before != len(idents):  # two records name one edge: merge them
             return None
         shapes[key] = (idents, recs)
-    return shapes
+    return Merged(shapes, seen)

@@ -25,8 +25,9 @@ import itertools
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -51,7 +52,8 @@ _IO_THREADS = 2
 """Queries in flight at once, each on a connection of its own: while one waits for its
 reply (or for the GIL), the other keeps the server busy; FalkorDB applies the writes one at
 a time. Jobs in flight together never name one node or edge: a window's records are merged
-by identity, and a window's first job waits for every job of the window before."""
+by identity, and a job naming a node or edge of an earlier window still being written
+waits for that window (`_Window`)."""
 _IN_FLIGHT_ROWS = 60_000
 """Rows queued for the I/O thread at most: about a window's, so Python may run that far
 ahead of the server (bounds memory to about two windows)."""
@@ -95,24 +97,30 @@ class WriteRun:
         self._queue: deque[Future[None]] = deque()
         self._in_flight = max(2, _IN_FLIGHT_ROWS // max(writer.batch_size, 1))
         self._nodes_queued = False
-        self._windows = 0
-        self._barrier = False
-        """The next job starts a window: it waits for all jobs before it."""
+        self._window_now = _Window(frozenset())
+        self._earlier: list[_Window] = []
+        """Earlier windows whose jobs may still run."""
         self._lock = threading.Lock()
         """Guards the report's counts and the progress callback (jobs run on two threads)."""
 
     # -- the I/O thread ------------------------------------------------------------------
 
-    def _window(self) -> None:
-        self._barrier = self._windows > 0
-        self._windows += 1
+    def _window(self, idents: AbstractSet[Any]) -> None:
+        """A window begins: it waits for an earlier one still being written that names
+        one of its nodes or edges (the later record is written after), not for others."""
+        if self._window_now.jobs:
+            self._earlier.append(self._window_now)
+        self._earlier = [w for w in self._earlier if not w.done()]
+        for earlier in self._earlier:
+            if not idents.isdisjoint(earlier.idents):
+                earlier.wait()
+        self._window_now = _Window(idents)
 
     def _submit(self, job: Callable[[], None]) -> None:
         self.w.check_lease()
-        if self._barrier:
-            self.drain()
-            self._barrier = False
-        self._queue.append(self._pool.submit(job))
+        future = self._pool.submit(job)
+        self._window_now.jobs.append(future)
+        self._queue.append(future)
         while len(self._queue) > self._in_flight:
             self._queue.popleft().result()
 
@@ -144,9 +152,10 @@ class WriteRun:
     # -- nodes and edges ---------------------------------------------------------------
 
     def nodes(self, window: list[Any]) -> None:
-        self._window()
+        merged = prepare_nodes(window, self.tag, self.report.rejected, self.w.batch_size)
+        self._window(merged.idents)
         written = 0
-        for prepared in prepare_nodes(window, self.tag, self.report.rejected, self.w.batch_size):
+        for prepared in merged.slices:
             written += len(prepared)
             groups: dict[tuple[Any, ...], RowGroup] = defaultdict(RowGroup)
             for p in prepared:
@@ -160,9 +169,10 @@ class WriteRun:
     def edges(self, window: list[Any]) -> None:
         """Each slice of the window is sent as soon as it is prepared; edges whose endpoint
         does not exist are refused after the window's other rejections."""
-        self._window()
+        merged = prepare_edges(window, self.tag, self.report.rejected, self.w.batch_size)
+        self._window(merged.idents)
         written, missing_ends = 0, []
-        for prepared in prepare_edges(window, self.tag, self.report.rejected, self.w.batch_size):
+        for prepared in merged.slices:
             if self._nodes_queued:  # prepared while the nodes were written; ids need them
                 self.drain()
                 self._nodes_queued = False
@@ -285,8 +295,8 @@ class WriteRun:
             if skip_touch or queries.merge in self.rewriting:
                 chunk.warm()
             grouped = None if skip_touch else chunk.by_source()
-            self._submit(partial(self._touch_then_merge, queries, chunk, grouped, counts,
-                                 skip_touch))  # fmt: skip
+            job = partial(self._touch_then_merge, queries, chunk, grouped, counts, skip_touch)
+            self._submit(job)
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
@@ -352,6 +362,21 @@ class WriteRun:
             created = int(out["created"] or 0)
             updated = int(out["written"]) - created
         self._tally(counts, created, updated, n - len(pending), done=n)
+
+
+@dataclass
+class _Window:
+    """What one window has sent: the nodes or edges its jobs name, and the jobs."""
+
+    idents: AbstractSet[Any]
+    jobs: list[Future[None]] = field(default_factory=list)
+
+    def done(self) -> bool:
+        return all(job.done() for job in self.jobs)
+
+    def wait(self) -> None:
+        for job in self.jobs:
+            job.result()
 
 
 @dataclass(frozen=True)

@@ -120,11 +120,14 @@ def test_a_stream_in_small_windows_leaves_the_same_graph_as_one_batch(
     assert again.edges["CALLS"].unchanged >= 2 * n
 
 
-def test_windows_are_written_in_order_so_a_nodes_last_record_stands(store: GraphStore) -> None:
-    """A window's chunks are written by two threads at once; windows are not. The node
-    `hot` is the last record of every even window and the first of every odd one, and each
-    even window's write of it is slow: were the next window not to wait, its record would
-    land first and be overwritten."""
+def test_a_window_naming_a_node_still_being_written_waits_so_its_last_record_stands(
+    store: GraphStore,
+) -> None:
+    """Jobs are written by two threads at once; a window that names a node or edge of an
+    earlier window still in flight waits for it. The node `hot` is the last record of every
+    even window and the first of every odd one, and each even window's write of it is slow:
+    were the next window not to wait, its record would land first and be overwritten (or,
+    into an empty label, be created twice)."""
 
     def nodes() -> Iterator[NodeRecord]:
         for w in range(8):
