@@ -11,7 +11,7 @@ shapes: one label (or edge type and endpoint labels) with one set of property na
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from itertools import repeat
@@ -150,12 +150,16 @@ _SRC_KEY, _DST_KEY = attrgetter("src.key"), attrgetter("dst.key")
 
 def _edge_buckets(records: Sequence[EdgeRecord]) -> dict[tuple[Any, ...], list[EdgeRecord]]:
     """Records by shape key, in order (column by column: a window is mostly one shape)."""
-    keys = list(zip(map(_TYPE, records), map(_SRC_LABEL, records), map(_DST_LABEL, records),
-                    map(tuple, map(_PROPS, records)), strict=True))  # fmt: skip
-    if len(set(keys)) == 1:
-        return {keys[0]: list(records)}
+
+    def keys() -> Iterator[tuple[Any, ...]]:
+        return zip(map(_TYPE, records), map(_SRC_LABEL, records), map(_DST_LABEL, records),
+                   map(tuple, map(_PROPS, records)), strict=True)  # fmt: skip
+
+    first = next(keys(), None)
+    if first is not None and all(map(first.__eq__, keys())):
+        return {first: list(records)}
     buckets: dict[tuple[Any, ...], list[EdgeRecord]] = defaultdict(list)
-    for key, rec in zip(keys, records, strict=True):
+    for key, rec in zip(keys(), records, strict=True):
         buckets[key].append(rec)
     return buckets
 

@@ -228,7 +228,8 @@ class WriteRun:
             self._fresh(target.name, target.counter, rows)
             query = target.render("reference")
             for chunk in rows.chunks(self.w.batch_size):
-                self._submit(partial(self._reference, query, chunk, counts))
+                job = partial(self._reference, query, chunk.light(), _node_keys(chunk), counts)
+                self._submit(job)
             return
         create = self._fresh(target.name, target.counter, rows)
         if create is None:
@@ -237,7 +238,7 @@ class WriteRun:
         query = target.render("create")
         new = rows if all(create) else rows.take(create)
         for chunk in new.chunks(self.w.batch_size):
-            self._submit(partial(self._create, query, chunk, chunk.full(), counts))
+            self._submit(partial(self._create, query, chunk.full(), _node_keys(chunk), counts))
         if new is not rows:
             self._merge_path(target, rows.take([not c for c in create]), counts)
 
@@ -300,32 +301,33 @@ class WriteRun:
 
     # -- jobs (I/O thread) -----------------------------------------------------------------
 
-    def _note_ids(self, chunk: RowGroup, out: dict[str, Any]) -> None:
+    def _note_ids(self, keys: _NodeKeys | None, out: dict[str, Any]) -> None:
         """Keep the ids a node write returned (`[row index, id]` pairs), for this write's
         edges; edge writes return none."""
         pairs = out.get("ids")
-        if not pairs:
+        if keys is None or not pairs:
             return
-        entries = chunk.entries
-        ids = self.ids[entries[0].ident[0]]
+        label, natural = keys
+        ids = self.ids[label]
         for i, node_id in pairs:
-            ids[entries[i].ident[1]] = node_id
+            ids[natural[i]] = node_id
 
     def _create(
-        self, query: cypher.Query, chunk: RowGroup, rows: list[str], counts: Counts
+        self, query: cypher.Query, rows: list[str], keys: _NodeKeys | None, counts: Counts
     ) -> None:
         out = self.w._write(query, self._params(rows))
         if out:
-            self._note_ids(chunk, out[0])
+            self._note_ids(keys, out[0])
         created = int(out[0]["created"] or 0) if out else 0
-        self._tally(counts, created=created, done=len(chunk.entries))
+        self._tally(counts, created=created, done=len(rows))
 
-    def _reference(self, query: cypher.Query, chunk: RowGroup, counts: Counts) -> None:
-        out = self.w._write(query, self._params(chunk.light()))[0]
+    def _reference(
+        self, query: cypher.Query, rows: list[str], keys: _NodeKeys | None, counts: Counts
+    ) -> None:
+        out = self.w._write(query, self._params(rows))[0]
         created = int(out["created"] or 0)
-        self._note_ids(chunk, out)
-        self._tally(counts, created, unchanged=int(out["written"]) - created,
-                    done=len(chunk.entries))  # fmt: skip
+        self._note_ids(keys, out)
+        self._tally(counts, created, unchanged=int(out["written"]) - created, done=len(rows))
 
     def _touch_then_merge(
         self, q: _Queries, chunk: RowGroup, grouped: list[str] | None, counts: Counts,
@@ -342,7 +344,7 @@ class WriteRun:
             else:
                 light = chunk.light()
                 seen = self.w._write(q.touch, self._params(light))
-            self._note_ids(chunk, seen[0])
+            self._note_ids(_node_keys(chunk), seen[0])
             if int(seen[0]["touched"]) == n:
                 pending = set()
             else:
@@ -358,10 +360,22 @@ class WriteRun:
                 self.rewriting.discard(q.merge)
             rest = chunk.full(light, sorted(pending))
             out = self.w._write(q.merge, self._params(rest))[0]
-            self._note_ids(chunk, out)
+            self._note_ids(_node_keys(chunk), out)
             created = int(out["created"] or 0)
             updated = int(out["written"]) - created
         self._tally(counts, created, updated, n - len(pending), done=n)
+
+
+_NodeKeys = tuple[str, list[Any]]
+"""A node chunk's label and its rows' natural keys (what returned ids are filed under)."""
+
+
+def _node_keys(chunk: RowGroup) -> _NodeKeys | None:
+    """None for an edge chunk. A job keeps these, not the chunk, so a create's records
+    can go while it waits its turn."""
+    if chunk.src is not None or not chunk.entries:
+        return None
+    return chunk.entries[0].ident[0], [p.ident[1] for p in chunk.entries]
 
 
 @dataclass
