@@ -138,28 +138,7 @@ def prepare_nodes(
     validated and serialised in slices of at most `size` records of one shape each (the
     writer sends a slice while it prepares the next)."""
     merged = node_shapes(records, validate_node, rejected)
-    return PreparedWindow(merged.idents, _node_slices(merged.shapes, tag, rejected, size))
-
-
-def _node_slices(
-    shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
-) -> Iterator[list[Prepared]]:
-    for (label, names), (all_idents, records_) in shapes.items():
-        spec = LABELS[label]
-        for start in range(0, len(records_), max(size, 1)):
-            shape = records_[start : start + size]
-            cols = _columns(shape, names)
-            ok = _nodes_ok(spec, names, shape, cols)
-            good = _validated(shape, ok, validate_node, rejected)
-            if not good:
-                continue
-            if good is shape:
-                idents = all_idents[start : start + size]
-            else:
-                idents, cols = [node_ident(r) for r in good], {}
-            key_cols = [[r.key[k] for r in good] for k in spec.keys]
-            rows = _serialise(good, key_cols, tag, cols)
-            yield _prepared(good, idents, rows, (label,), not names)
+    return PreparedWindow(merged.idents, _slices(_NODES, merged.shapes, tag, rejected, size))
 
 
 def _prepared(
@@ -217,28 +196,7 @@ def prepare_edges(
 ) -> PreparedWindow:
     """`prepare_nodes` for edge records (`identity.edge_ident` names them)."""
     merged = edge_shapes(records, validate_edge, rejected)
-    return PreparedWindow(merged.idents, _edge_slices(merged.shapes, tag, rejected, size))
-
-
-def _edge_slices(
-    shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
-) -> Iterator[list[Prepared]]:
-    for (etype, src_label, dst_label, names), (all_idents, records_) in shapes.items():
-        spec = EDGES[etype]
-        for start in range(0, len(records_), max(size, 1)):
-            shape = records_[start : start + size]
-            cols = _columns(shape, names)
-            ok = _edges_ok(spec, names, shape, cols)
-            good = _validated(shape, ok, validate_edge, rejected)
-            if not good:
-                continue
-            if good is shape:
-                idents = all_idents[start : start + size]
-            else:
-                idents, cols = [edge_ident(r) for r in good], {}
-            own_cols = [[plain(r.props[k]) for r in good] for k in spec.keys]
-            rows = _serialise(good, own_cols, tag, cols)
-            yield _prepared(good, idents, rows, (etype, src_label, dst_label), not names)
+    return PreparedWindow(merged.idents, _slices(_EDGES, merged.shapes, tag, rejected, size))
 
 
 def _edges_ok(
@@ -258,3 +216,45 @@ def _edges_ok(
         if not key_column_ok([r.dst.key[k] for r in shape]):
             return False
     return _provenance_ok(shape)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What differs between node and edge records on their way to rows."""
+
+    spec: Callable[[str], Any]
+    """The schema of a label or edge type."""
+    ok: Callable[[Any, tuple[str, ...], list[Any], dict[str, list[Any]]], bool]
+    """The column checks of one slice."""
+    check: Check
+    """Record by record, naming what is wrong."""
+    ident: Callable[[Any], tuple[Any, ...]]
+    key: Callable[[Any, str], Any]
+    """A key part written in the row: a node's natural key, an edge's own key."""
+
+
+_NODES = _Kind(LABELS.__getitem__, _nodes_ok, validate_node, node_ident, lambda r, k: r.key[k])
+_EDGES = _Kind(EDGES.__getitem__, _edges_ok, validate_edge, edge_ident,
+               lambda r, k: plain(r.props[k]))  # fmt: skip
+
+
+def _slices(
+    kind: _Kind, shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
+) -> Iterator[list[Prepared]]:
+    """Each shape (a shape key: the group, then the property names) in slices of `size`."""
+    for shape_key, (all_idents, records_) in shapes.items():
+        group, names = shape_key[:-1], shape_key[-1]
+        spec = kind.spec(group[0])
+        for start in range(0, len(records_), max(size, 1)):
+            shape = records_[start : start + size]
+            cols = _columns(shape, names)
+            good = _validated(shape, kind.ok(spec, names, shape, cols), kind.check, rejected)
+            if not good:
+                continue
+            if good is shape:
+                idents = all_idents[start : start + size]
+            else:
+                idents, cols = [kind.ident(r) for r in good], {}
+            key_cols = [[kind.key(r, k) for r in good] for k in spec.keys]
+            rows = _serialise(good, key_cols, tag, cols)
+            yield _prepared(good, idents, rows, group, not names)

@@ -84,6 +84,9 @@ def list_texts(columns: Sequence[Sequence[Any]]) -> list[str]:
     return [fmt % row for row in zip(*texts, strict=True)]
 
 
+_REPEATABLE = (str, int, float)
+
+
 def _constant_or_text(col: Sequence[Any]) -> Sequence[str]:
     """A column's text; a column of one repeated value (provenance, mostly) is made once.
     (Falsy values are not taken as repeats: 0.0 == -0.0, but their texts differ.)"""
@@ -93,9 +96,6 @@ def _constant_or_text(col: Sequence[Any]) -> Sequence[str]:
     if repeated and (kind is str or set(map(type, col)) == {kind}):  # 1 == 1.0 == True
         return [column_text([first])[0]] * len(col)
     return column_text(col)
-
-
-_REPEATABLE = (str, int, float)
 
 
 class PropsTexts:

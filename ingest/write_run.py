@@ -335,7 +335,7 @@ class WriteRun:
     ) -> None:  # fmt: skip
         """Phase 1 (touch the unchanged), then phase 2 (merge the rest). The light rows
         are made here, and only when a grouped touch was not enough."""
-        n = len(chunk.entries)
+        n, keys = len(chunk.entries), _node_keys(chunk)
         pending: set[int] | range = range(n)
         light: list[str] | None = None
         if not skip_touch:
@@ -344,7 +344,7 @@ class WriteRun:
             else:
                 light = chunk.light()
                 seen = self.w._write(q.touch, self._params(light))
-            self._note_ids(_node_keys(chunk), seen[0])
+            self._note_ids(keys, seen[0])
             if int(seen[0]["touched"]) == n:
                 pending = set()
             else:
@@ -360,7 +360,7 @@ class WriteRun:
                 self.rewriting.discard(q.merge)
             rest = chunk.full(light, sorted(pending))
             out = self.w._write(q.merge, self._params(rest))[0]
-            self._note_ids(_node_keys(chunk), out)
+            self._note_ids(keys, out)
             created = int(out["created"] or 0)
             updated = int(out["written"]) - created
         self._tally(counts, created, updated, n - len(pending), done=n)

@@ -107,21 +107,25 @@ def _from_source(source: LogSource, service: str, word: str, win: Windows) -> Co
     return out
 
 
-def _count(ctx: ToolContext, service: str, word: str, win: Windows) -> Counts | ToolResult:
+def _count(
+    ctx: ToolContext, service: str, word: str, win: Windows
+) -> tuple[str, Counts] | ToolResult:
+    """Where the lines were counted, and the counts."""
     if ctx.loki_url:
-        return _from_loki(ctx, service, word, win)
+        counted = _from_loki(ctx, service, word, win)
+        return counted if isinstance(counted, ToolResult) else ("Loki", counted)
     if ctx.logs is not None:
-        return _from_source(ctx.logs, service, word, win)
+        return ctx.logs.where, _from_source(ctx.logs, service, word, win)
     return ToolResult(ToolStatus.UNAVAILABLE, "no Loki URL and no log source")
 
 
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     service, word = str(args["service"]), str(args.get("contains") or "error")
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    where = "Loki" if ctx.loki_url else ctx.logs.where if ctx.logs is not None else ""
-    counted = _count(ctx, service, word, win)
-    if isinstance(counted, ToolResult):
-        return counted
+    found = _count(ctx, service, word, win)
+    if isinstance(found, ToolResult):
+        return found
+    where, counted = found
     if counted["lines"] == 0:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in {where} in the "
                           "alert window", {"lines": 0})  # fmt: skip
@@ -133,14 +137,14 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         rows = []
         for callee in callees(ctx.store, service):
             got = _count(ctx, callee, word, win)
-            if not isinstance(got, ToolResult) and got["lines"]:
-                rows.append({"server": callee, **_as_reading(got)})
+            if not isinstance(got, ToolResult) and got[1]["lines"]:
+                rows.append({"server": callee, **_as_reading(got[1])})
         facts["callees"] = rows
-        found = explained_by("error_lines", _as_reading(facts), rows, _judge, 1.0)
-        if found is not None:
-            row = next(r for r in rows if r["server"] == found)
-            text += (f"; {found}, which it calls, logged as many more ({row['baseline']:.0f} → "
-                     f"{row['window']:.0f}): the errors come from {found}")  # fmt: skip
+        culprit = explained_by("error_lines", _as_reading(facts), rows, _judge, 1.0)
+        if culprit is not None:
+            row = next(r for r in rows if r["server"] == culprit)
+            text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
+                     f"→ {row['window']:.0f}): the errors come from {culprit}")  # fmt: skip
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
 
