@@ -91,10 +91,11 @@ Serialised = tuple[list[str], list[str], list[str], PropsTexts, list[str]]
 
 def _serialise(
     records: list[Any], key_columns: list[list[Any]], tag: str | None,
-    cols: dict[str, list[Any]],
+    cols: dict[str, list[Any]], idents: list[tuple[Any, ...]] | None,
 ) -> Serialised:  # fmt: skip
     """The columns (`Serialised`) of one shape's records; `cols` has the property columns
-    already taken out (validation did), or not all of them."""
+    already taken out (validation did), or not all of them. `idents`: hashed with the
+    values (edges, `rows.row_hashes`)."""
     sources = _strings([r.source for r in records])
     statuses = _strings([r.status for r in records])
     confidences = [r.confidence for r in records]
@@ -105,7 +106,7 @@ def _serialise(
         **cols, "source": sources, "status": statuses, "confidence": confidences,
     }  # fmt: skip
     values = [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
-    digests = row_hashes(names, values)
+    digests = row_hashes(names, values, idents)
     props = PropsTexts(names, values)
     prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
@@ -231,11 +232,14 @@ class _Kind:
     ident: Callable[[Any], tuple[Any, ...]]
     key: Callable[[Any, str], Any]
     """A key part written in the row: a node's natural key, an edge's own key."""
+    hashed_ident: bool
+    """The content hash covers the identity (edges: see `rows.row_hashes`)."""
 
 
-_NODES = _Kind(LABELS.__getitem__, _nodes_ok, validate_node, node_ident, lambda r, k: r.key[k])
+_NODES = _Kind(LABELS.__getitem__, _nodes_ok, validate_node, node_ident,
+               lambda r, k: r.key[k], hashed_ident=False)  # fmt: skip
 _EDGES = _Kind(EDGES.__getitem__, _edges_ok, validate_edge, edge_ident,
-               lambda r, k: plain(r.props[k]))  # fmt: skip
+               lambda r, k: plain(r.props[k]), hashed_ident=True)  # fmt: skip
 
 
 def _slices(
@@ -256,5 +260,5 @@ def _slices(
             else:
                 idents, cols = [kind.ident(r) for r in good], {}
             key_cols = [[kind.key(r, k) for r in good] for k in spec.keys]
-            rows = _serialise(good, key_cols, tag, cols)
+            rows = _serialise(good, key_cols, tag, cols, idents if kind.hashed_ident else None)
             yield _prepared(good, idents, rows, group, not names)

@@ -108,30 +108,30 @@ class RowGroup:
 
     def by_source(self) -> list[str] | None:
         """The rows of `edge_touch_by_source`: grouped by source node and provenance,
-        `[source id, ["target id:hash", ...], source, status, confidence]`; or None when
-        the type has a key of its own, or a source has more than `GROUP_MAX` rows here
-        (its list is searched once per edge it has, so such a chunk is touched row by
-        row)."""
+        `[source id, ["hash", ...], source, status, confidence]` (an edge's hash names its
+        endpoints); or None when the type has a key of its own, or a source has more than
+        `GROUP_MAX` rows here (its list is searched once per edge it has, so such a chunk
+        is touched row by row)."""
         if not self.grouped or self.src is None or self.dst is None:
             return None
         entries, src = self.entries, self.src
-        targets = list(map('"{}:{}"'.format, self.dst, map(_DIGEST, entries)))
+        hashes = list(map('"{}"'.format, map(_DIGEST, entries)))
         provs = set(map(_PROV, entries))
         if len(provs) > 1:
-            return self._by_source_and_provenance(src, targets)
+            return self._by_source_and_provenance(src, hashes)
         (prov,) = provs
         rows = []
         for a, at in groupby(sorted(range(len(src)), key=src.__getitem__), src.__getitem__):
-            picked = [targets[i] for i in at]
+            picked = [hashes[i] for i in at]
             if len(picked) > GROUP_MAX:
                 return None
             rows.append(f"[{a},[{','.join(picked)}],{prov}]")
         return rows
 
-    def _by_source_and_provenance(self, src: list[int], targets: list[str]) -> list[str] | None:
+    def _by_source_and_provenance(self, src: list[int], hashes: list[str]) -> list[str] | None:
         groups: dict[tuple[int, str], list[str]] = defaultdict(list)
-        for p, a, target in zip(self.entries, src, targets, strict=True):
-            groups[(a, p.prov)].append(target)
+        for p, a, digest in zip(self.entries, src, hashes, strict=True):
+            groups[(a, p.prov)].append(digest)
         if max(map(len, groups.values()), default=0) > GROUP_MAX:
             return None
         return [f"[{a},[{','.join(ts)}],{prov}]" for (a, prov), ts in groups.items()]

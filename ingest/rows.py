@@ -129,18 +129,24 @@ _MARSHAL_VERSION = 2
 on reference counts): equal values give equal bytes, whatever else holds them."""
 
 
-def row_hashes(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[str]:
+def row_hashes(
+    names: Sequence[str], columns: Sequence[Sequence[Any]],
+    idents: Sequence[tuple[Any, ...]] | None = None,
+) -> list[str]:  # fmt: skip
     """The content hash of each row (one value from each column; `names` in order): xxh3 of
     the row's values as marshal bytes, seeded by the names. No text is made, floats are not
-    formatted: this is most of what a re-ingest of unchanged rows costs."""
+    formatted: this is most of what a re-ingest of unchanged rows costs. With `idents`, each
+    row's identity is hashed too: an edge's hash then names its endpoints, so the grouped
+    touch finds an unchanged edge by its hash alone (`edge_touch_by_source`)."""
     seed = xxhash.xxh3_64_intdigest("\x00".join(names).encode("utf-8"))
     digest, dump, version = xxhash.xxh3_64_hexdigest, marshal.dumps, _MARSHAL_VERSION
+    cols = [*columns, idents] if idents is not None else columns
     try:
-        return [digest(dump(row, version), seed) for row in zip(*columns, strict=True)]
+        return [digest(dump(row, version), seed) for row in zip(*cols, strict=True)]
     except ValueError:  # a value of a type marshal refuses (a subclass): that row as text
         pass
     out = []
-    for row in zip(*columns, strict=True):
+    for row in zip(*cols, strict=True):
         try:
             out.append(digest(dump(row, version), seed))
         except ValueError:
@@ -148,9 +154,9 @@ def row_hashes(names: Sequence[str], columns: Sequence[Sequence[Any]]) -> list[s
     return out
 
 
-def content_hash(props: Mapping[str, Any]) -> str:
+def content_hash(props: Mapping[str, Any], ident: tuple[Any, ...] | None = None) -> str:
     """Digest of what a record sets (properties and provenance); equal hashes mean the SET
     would change nothing. Names sorted: exactly what the batched writer stores for the
-    same record."""
+    same record (an edge's with its identity, `identity.edge_ident`)."""
     names = sorted(props)
-    return row_hashes(names, [[props[n]] for n in names])[0]
+    return row_hashes(names, [[props[n]] for n in names], None if ident is None else [ident])[0]
