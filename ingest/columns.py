@@ -27,7 +27,15 @@ from stackgraph.schema import (
 )
 from stackgraph.schema.validate import column_ok, key_column_ok, names_ok, provenance_ok
 
-from .identity import Shapes, edge_ident, edge_shapes, node_ident, node_shapes, plain
+from .identity import (
+    Shapes,
+    edge_ident,
+    edge_shapes,
+    node_ident,
+    node_shapes,
+    plain,
+    target_keys,
+)
 from .rows import PropsTexts, column_text, list_texts, row_hashes
 
 __all__ = ["Prepared", "PreparedWindow", "prepare_edges", "prepare_nodes"]
@@ -91,10 +99,10 @@ Serialised = tuple[list[str], list[str], list[str], PropsTexts, list[str]]
 
 def _serialise(
     records: list[Any], key_columns: list[list[Any]], tag: str | None,
-    cols: dict[str, list[Any]], idents: list[tuple[Any, ...]] | None,
+    cols: dict[str, list[Any]], targets: list[Any] | None,
 ) -> Serialised:  # fmt: skip
     """The columns (`Serialised`) of one shape's records; `cols` has the property columns
-    already taken out (validation did), or not all of them. `idents`: hashed with the
+    already taken out (validation did), or not all of them. `targets`: hashed with the
     values (edges, `rows.row_hashes`)."""
     sources = _strings([r.source for r in records])
     statuses = _strings([r.status for r in records])
@@ -106,7 +114,7 @@ def _serialise(
         **cols, "source": sources, "status": statuses, "confidence": confidences,
     }  # fmt: skip
     values = [columns[n] if n in columns else [r.props[n] for r in records] for n in names]
-    digests = row_hashes(names, values, idents)
+    digests = row_hashes(names, values, targets)
     props = PropsTexts(names, values)
     prov = list_texts((sources, statuses, confidences))
     keys = [",".join(parts) for parts in zip(*map(column_text, key_columns), strict=True)]
@@ -232,14 +240,14 @@ class _Kind:
     ident: Callable[[Any], tuple[Any, ...]]
     key: Callable[[Any, str], Any]
     """A key part written in the row: a node's natural key, an edge's own key."""
-    hashed_ident: bool
-    """The content hash covers the identity (edges: see `rows.row_hashes`)."""
+    hashed: Callable[[list[tuple[Any, ...]]], list[Any]] | None
+    """What of the identities the content hash covers (edges: see `rows.row_hashes`)."""
 
 
 _NODES = _Kind(LABELS.__getitem__, _nodes_ok, validate_node, node_ident,
-               lambda r, k: r.key[k], hashed_ident=False)  # fmt: skip
+               lambda r, k: r.key[k], hashed=None)  # fmt: skip
 _EDGES = _Kind(EDGES.__getitem__, _edges_ok, validate_edge, edge_ident,
-               lambda r, k: plain(r.props[k]), hashed_ident=True)  # fmt: skip
+               lambda r, k: plain(r.props[k]), hashed=target_keys)  # fmt: skip
 
 
 def _slices(
@@ -260,5 +268,6 @@ def _slices(
             else:
                 idents, cols = [kind.ident(r) for r in good], {}
             key_cols = [[kind.key(r, k) for r in good] for k in spec.keys]
-            rows = _serialise(good, key_cols, tag, cols, idents if kind.hashed_ident else None)
+            hashed = kind.hashed(idents) if kind.hashed else None
+            rows = _serialise(good, key_cols, tag, cols, hashed)
             yield _prepared(good, idents, rows, group, not names)

@@ -20,7 +20,16 @@ from typing import Any, TypeVar
 
 from stackgraph.schema import EDGES, LABELS, EdgeRecord, NodeRecord, Rejection
 
-__all__ = ["Merged", "Shapes", "edge_ident", "edge_shapes", "node_ident", "node_shapes", "plain"]
+__all__ = [
+    "Merged",
+    "Shapes",
+    "edge_ident",
+    "edge_shapes",
+    "node_ident",
+    "node_shapes",
+    "plain",
+    "target_keys",
+]
 
 R = TypeVar("R", NodeRecord, EdgeRecord)
 Check = Callable[[Any], list[Rejection]]
@@ -86,6 +95,11 @@ def edge_ident(rec: EdgeRecord) -> tuple[Any, ...]:
         raise KeyError(rec.type)
     own = tuple(plain(rec.props[k]) for k in own_keys) if own_keys else ()
     return (rec.type, (src.label, src_key_of(src.key)), (dst.label, dst_key_of(dst.key)), own)
+
+
+def target_keys(idents: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """The target node's key of each edge identity."""
+    return [ident[2][1] for ident in idents]
 
 
 def _dedupe(

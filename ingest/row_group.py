@@ -109,7 +109,7 @@ class RowGroup:
     def by_source(self) -> list[str] | None:
         """The rows of `edge_touch_by_source`: grouped by source node and provenance,
         `[source id, ["hash", ...], source, status, confidence]` (an edge's hash names its
-        endpoints); or None when the type has a key of its own, or a source has more than
+        target); or None when the type has a key of its own, or a source has more than
         `GROUP_MAX` rows here (its list is searched once per edge it has, so such a chunk
         is touched row by row)."""
         if not self.grouped or self.src is None or self.dst is None:

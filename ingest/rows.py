@@ -130,17 +130,17 @@ on reference counts): equal values give equal bytes, whatever else holds them.""
 
 
 def row_hashes(
-    names: Sequence[str], columns: Sequence[Sequence[Any]],
-    idents: Sequence[tuple[Any, ...]] | None = None,
+    names: Sequence[str], columns: Sequence[Sequence[Any]], targets: Sequence[Any] | None = None,
 ) -> list[str]:  # fmt: skip
     """The content hash of each row (one value from each column; `names` in order): xxh3 of
     the row's values as marshal bytes, seeded by the names. No text is made, floats are not
-    formatted: this is most of what a re-ingest of unchanged rows costs. With `idents`, each
-    row's identity is hashed too: an edge's hash then names its endpoints, so the grouped
-    touch finds an unchanged edge by its hash alone (`edge_touch_by_source`)."""
+    formatted: this is most of what a re-ingest of unchanged rows costs. With `targets` (of
+    edges: each one's target node key) an edge's hash names its target, so the grouped
+    touch finds an unchanged edge among its source's by its hash alone
+    (`edge_touch_by_source`)."""
     seed = xxhash.xxh3_64_intdigest("\x00".join(names).encode("utf-8"))
     digest, dump, version = xxhash.xxh3_64_hexdigest, marshal.dumps, _MARSHAL_VERSION
-    cols = [*columns, idents] if idents is not None else columns
+    cols = [*columns, targets] if targets is not None else columns
     try:
         return [digest(dump(row, version), seed) for row in zip(*cols, strict=True)]
     except ValueError:  # a value of a type marshal refuses (a subclass): that row as text
@@ -154,9 +154,9 @@ def row_hashes(
     return out
 
 
-def content_hash(props: Mapping[str, Any], ident: tuple[Any, ...] | None = None) -> str:
+def content_hash(props: Mapping[str, Any], target: Any = None) -> str:
     """Digest of what a record sets (properties and provenance); equal hashes mean the SET
     would change nothing. Names sorted: exactly what the batched writer stores for the
-    same record (an edge's with its identity, `identity.edge_ident`)."""
+    same record (an edge's with its target's key, `identity.target_keys`)."""
     names = sorted(props)
-    return row_hashes(names, [[props[n]] for n in names], None if ident is None else [ident])[0]
+    return row_hashes(names, [[props[n]] for n in names], None if target is None else [target])[0]

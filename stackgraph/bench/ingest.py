@@ -24,7 +24,6 @@ from stackgraph import cypher
 from stackgraph.config import load_settings
 from stackgraph.embedded import EmbeddedFalkorDB
 from stackgraph.ingest import GraphIngestor, IngestReport, content_hash
-from stackgraph.ingest.identity import edge_ident
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
@@ -108,7 +107,7 @@ def _naive(writer: GraphIngestor, batch: RecordBatch, now: float) -> float:
         writer._write(
             edge_q,
             {"s0": e.src.key["name"], "d0": e.dst.key["name"], "p": props,
-             "h": content_hash(props, edge_ident(e)), "now": now},
+             "h": content_hash(props, e.dst.key["name"]), "now": now},
         )  # fmt: skip
     return time.perf_counter() - start
 

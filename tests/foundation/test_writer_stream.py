@@ -15,7 +15,7 @@ from sgtest import drop
 from stackgraph import cypher
 from stackgraph.dump import export_lines, stats
 from stackgraph.ingest import GraphIngestor, content_hash
-from stackgraph.ingest.identity import edge_ident
+from stackgraph.ingest.identity import edge_ident, target_keys
 from stackgraph.schema import (
     EdgeRecord,
     NodeRecord,
@@ -79,9 +79,9 @@ def test_stored_hash_is_the_content_hash(store: GraphStore) -> None:
     assert content_hash({**full, "tier": 3}) != row["h"]
 
 
-def test_an_edges_stored_hash_covers_its_endpoints(store: GraphStore) -> None:
-    """Two edges with the same properties out of one source have two hashes: the grouped
-    touch finds an unchanged edge by its hash alone."""
+def test_an_edges_stored_hash_covers_its_target(store: GraphStore) -> None:
+    """Two edges with the same properties out of one source have two hashes (each names its
+    target): the grouped touch finds an unchanged edge by its hash alone."""
     nodes = [NodeRecord("Service", {"name": n}, {}, "StaticInfra") for n in ("a", "b", "c")]
     props = {"trace_count": 3}
     calls = [EdgeRecord("CALLS", NodeRef("Service", {"name": "a"}), NodeRef("Service", {"name": d}),
@@ -91,7 +91,8 @@ def test_an_edges_stored_hash_covers_its_endpoints(store: GraphStore) -> None:
     query = cypher.Query("MATCH ()-[e:CALLS]->(b) RETURN b.name AS b, e.hash_mesh AS h")
     stored = {r["b"]: r["h"] for r in store.read(query)}
     full = {**props, "source": "Tempo", "status": "Active", "confidence": 1.0}
-    assert stored == {e.dst.key["name"]: content_hash(full, edge_ident(e)) for e in calls}
+    targets = target_keys([edge_ident(e) for e in calls])
+    assert stored == {t: content_hash(full, t) for t in targets}
     assert stored["b"] != stored["c"]
 
 
