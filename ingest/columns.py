@@ -45,27 +45,25 @@ _PROVENANCE = ("confidence", "source", "status")
 
 @dataclass(slots=True)
 class Prepared:
-    """One valid, deduplicated record, serialised: what its rows are made of."""
+    """One slice of valid, deduplicated records of one shape, serialised column by column
+    (a row is a position in every column): no object per record."""
 
-    group: tuple[Any, ...]
-    """Rows written by one query: (label, tag, reference) or (type, src, dst, tag, reference)."""
-    ident: tuple[Any, ...]
-    digest: str
-    """The content hash of the properties (provenance included), hex."""
-    prov: str
+    parts: dict[tuple[Any, ...], Sequence[int]]
+    """Rows written by one query, by their group: (label, tag, reference) or (type, src,
+    dst, tag, reference); mostly one group with every row."""
+    idents: list[tuple[Any, ...]]
+    digests: list[str]
+    """The content hash of each row's properties (provenance included), hex."""
+    prov: list[str]
     """`"source","status",confidence` as parameter text."""
-    keys: str
+    keys: list[str]
     """Node: the natural key's text; edge: its own key's text (endpoints come later)."""
     texts: PropsTexts
-    """The properties texts of this record's slice (made when a row needs one)."""
-    at: int
-    """This record's place in `texts`."""
-    record: Any
+    """The properties texts (made when a row needs one)."""
+    records: list[Any]
 
-    @property
-    def props(self) -> str:
-        """The properties map's text (provenance included): what create and merge set."""
-        return self.texts[self.at]
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 Check = Callable[[Any], list[Rejection]]
@@ -137,7 +135,7 @@ class PreparedWindow:
     """A window merged: the nodes or edges it names, and its slices, prepared when taken."""
 
     idents: AbstractSet[tuple[Any, ...]]
-    slices: Iterator[list[Prepared]]
+    slices: Iterator[Prepared]
 
 
 def prepare_nodes(
@@ -153,26 +151,22 @@ def prepare_nodes(
 def _prepared(
     good: list[Any], idents: list[tuple[Any, ...]], rows: Serialised,
     group: tuple[Any, ...], reference: bool,
-) -> list[Prepared]:  # fmt: skip
-    """One shape's records as `Prepared`, each in its query group: `group` + (hash tag,
+) -> Prepared:  # fmt: skip
+    """One shape's slice as `Prepared`, each row in its query group: `group` + (hash tag,
     reference). A reference (a shape without properties) only asserts that its node or
     edge exists."""
     digests, prov, keys, props, tags = rows
-    groups = {t: (*group, t, reference) for t in set(tags)}
-    if len(groups) == 1:  # one hash tag (the writer's, or one source): one query group
-        (one,) = groups.values()
-        return [
-            Prepared(one, ident, d, pv, k, props, at, rec)
-            for at, (rec, ident, d, pv, k) in enumerate(
-                zip(good, idents, digests, prov, keys, strict=True)
-            )
-        ]
-    return [
-        Prepared(groups[t], ident, d, pv, k, props, at, rec)
-        for at, (rec, ident, d, pv, k, t) in enumerate(
-            zip(good, idents, digests, prov, keys, tags, strict=True)
-        )
-    ]
+    distinct = set(tags)
+    if len(distinct) == 1:  # one hash tag (the writer's, or one source): one query group
+        parts: dict[tuple[Any, ...], Sequence[int]] = {
+            (*group, tags[0], reference): range(len(good))
+        }
+    else:
+        at: dict[str, list[int]] = {t: [] for t in distinct}
+        for i, t in enumerate(tags):
+            at[t].append(i)
+        parts = {(*group, t, reference): rows_ for t, rows_ in at.items()}
+    return Prepared(parts, idents, digests, prov, keys, props, good)
 
 
 def _nodes_ok(
@@ -252,7 +246,7 @@ _EDGES = _Kind(EDGES.__getitem__, _edges_ok, validate_edge, edge_ident,
 
 def _slices(
     kind: _Kind, shapes: Shapes, tag: str | None, rejected: list[Rejection], size: int
-) -> Iterator[list[Prepared]]:
+) -> Iterator[Prepared]:
     """Each shape (a shape key: the group, then the property names) in slices of `size`."""
     for shape_key, (all_idents, records_) in shapes.items():
         group, names = shape_key[:-1], shape_key[-1]

@@ -29,7 +29,6 @@ from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from stackgraph import cypher
@@ -37,6 +36,7 @@ from stackgraph.params import Serialized
 from stackgraph.schema import EDGES, LABELS, Rejection
 
 from .columns import Prepared, prepare_edges, prepare_nodes
+from .identity import target_keys
 from .report import Counts, IngestReport
 from .row_group import RowGroup
 from .rows import column_text
@@ -57,7 +57,6 @@ waits for that window (`_Window`)."""
 _IN_FLIGHT_ROWS = 60_000
 """Rows queued for the I/O thread at most: about a window's, so Python may run that far
 ahead of the server (bounds memory to about two windows)."""
-_GROUP = attrgetter("group")
 _MAX_IDS = 2_000_000
 """Node ids kept for edge endpoints within one write."""
 
@@ -157,11 +156,9 @@ class WriteRun:
         written = 0
         for prepared in merged.slices:
             written += len(prepared)
-            groups: dict[tuple[Any, ...], RowGroup] = defaultdict(RowGroup)
-            for p in prepared:
-                groups[p.group].entries.append(p)
-            for (label, hash_tag, reference), rows in groups.items():
+            for (label, hash_tag, reference), at in prepared.parts.items():
                 target = _Target("node", label, hash_tag, label, "count_label")
+                rows = RowGroup(prepared, at)
                 self._write_group(target, reference, rows, self.report.nodes[label])
             self._nodes_queued = True
         self._advance(len(window) - written)
@@ -181,14 +178,15 @@ class WriteRun:
         self.report.rejected += missing_ends
         self._advance(len(window) - written + len(missing_ends))
 
-    def _edge_slice(self, prepared: list[Prepared]) -> list[Rejection]:
+    def _edge_slice(self, prepared: Prepared) -> list[Rejection]:
         """Send one slice of edges (one shape: one type and pair of endpoint labels)."""
         if sum(map(len, self.ids.values())) > _MAX_IDS:
             self.ids.clear()
-        src_label, dst_label = prepared[0].ident[1][0], prepared[0].ident[2][0]
+        idents = prepared.idents
+        src_label, dst_label = idents[0][1][0], idents[0][2][0]
         src_ids, dst_ids = self.ids[src_label], self.ids[dst_label]
-        src_keys = [p.ident[1][1] for p in prepared]
-        dst_keys = [p.ident[2][1] for p in prepared]
+        src_keys = [ident[1][1] for ident in idents]
+        dst_keys = target_keys(idents)
         src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
         if None in src or None in dst:  # endpoints this write has not written
             unknown = {(src_label, k) for k, a in zip(src_keys, src, strict=True) if a is None}
@@ -196,24 +194,30 @@ class WriteRun:
             self._resolve(unknown)
             src, dst = list(map(src_ids.get, src_keys)), list(map(dst_ids.get, dst_keys))
         rejections: list[Rejection] = []
-        parts: dict[tuple[Any, ...], tuple[list[Prepared], list[int], list[int]]] = {}
-        if None not in src and None not in dst and len(set(map(_GROUP, prepared))) == 1:
-            parts[prepared[0].group] = (prepared, cast(list[int], src), cast(list[int], dst))
+        parts: dict[tuple[Any, ...], tuple[Sequence[int], list[int], list[int]]] = {}
+        if None not in src and None not in dst and len(prepared.parts) == 1:
+            ((group, at),) = prepared.parts.items()
+            parts[group] = (at, cast(list[int], src), cast(list[int], dst))
         else:
             gone = "source or target node does not exist"
-            for p, a, b in zip(prepared, src, dst, strict=True):
+            group_of: list[tuple[Any, ...]] = [()] * len(prepared)
+            for group, at in prepared.parts.items():
+                for j in at:
+                    group_of[j] = group
+            for j, (a, b) in enumerate(zip(src, dst, strict=True)):
                 if a is None or b is None:
-                    rejections.append(Rejection(str(p.record), "endpoint", gone, p.record.origin))
+                    rec = prepared.records[j]
+                    rejections.append(Rejection(str(rec), "endpoint", gone, rec.origin))
                     continue
-                part = parts.get(p.group)
+                part = parts.get(group_of[j])
                 if part is None:
-                    part = parts[p.group] = ([], [], [])
-                part[0].append(p)
+                    part = parts[group_of[j]] = ([], [], [])
+                cast(list[int], part[0]).append(j)
                 part[1].append(a)
                 part[2].append(b)
         groups = {  # a type without a key of its own has one edge per pair: grouped touch
-            group: RowGroup(entries, src, dst, grouped=not EDGES[group[0]].keys)
-            for group, (entries, src, dst) in parts.items()
+            group: RowGroup(prepared, at, src, dst, grouped=not EDGES[group[0]].keys)
+            for group, (at, src, dst) in parts.items()
         }
         for (etype, src, dst, hash_tag, reference), rows in groups.items():
             target = _Target("edge", (etype, src, dst), hash_tag, etype, "count_type")
@@ -335,7 +339,7 @@ class WriteRun:
     ) -> None:  # fmt: skip
         """Phase 1 (touch the unchanged), then phase 2 (merge the rest). The light rows
         are made here, and only when a grouped touch was not enough."""
-        n, keys = len(chunk.entries), _node_keys(chunk)
+        n, keys = len(chunk), _node_keys(chunk)
         pending: set[int] | range = range(n)
         light: list[str] | None = None
         if not skip_touch:
@@ -373,9 +377,10 @@ _NodeKeys = tuple[str, list[Any]]
 def _node_keys(chunk: RowGroup) -> _NodeKeys | None:
     """None for an edge chunk. A job keeps these, not the chunk, so a create's records
     can go while it waits its turn."""
-    if chunk.src is not None or not chunk.entries:
+    if chunk.src is not None or not len(chunk):
         return None
-    return chunk.entries[0].ident[0], [p.ident[1] for p in chunk.entries]
+    idents = chunk.column(chunk.rows.idents)
+    return idents[0][0], [ident[1] for ident in idents]
 
 
 @dataclass
