@@ -1,5 +1,5 @@
 // Phase 1 of a write of an edge type without a key of its own, rows grouped by source node:
-// [source id, ["hash", ...], source, status, confidence]. One seek per source and one
+// [source id, [hash, ...], source, status, confidence]. One seek per source and one
 // batched traversal of its edges of this type, instead of two seeks and an Expand Into
 // per edge (about half the server's time for a touch). An edge's hash names its target
 // (`ingest/rows.py`), so an edge is unchanged when its hash for this writer tag

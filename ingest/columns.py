@@ -52,8 +52,8 @@ class Prepared:
     """Rows written by one query, by their group: (label, tag, reference) or (type, src,
     dst, tag, reference); mostly one group with every row."""
     idents: list[tuple[Any, ...]]
-    digests: list[str]
-    """The content hash of each row's properties (provenance included), hex."""
+    digests: list[int]
+    """The content hash of each row's properties (provenance included)."""
     prov: list[str]
     """`"source","status",confidence` as parameter text."""
     keys: list[str]
@@ -91,7 +91,7 @@ def _validated(
     return good
 
 
-Serialised = tuple[list[str], list[str], list[str], PropsTexts, list[str]]
+Serialised = tuple[list[int], list[str], list[str], PropsTexts, list[str]]
 """Columns of a shape's rows: digests, provenance texts, keys texts, props texts, hash tags."""
 
 

@@ -100,7 +100,7 @@ class RowGroup:
         """`[i, hash, source, status, confidence, ends...]`: a row without properties."""
         rows = zip(self.column(self.rows.digests), self.column(self.rows.prov), self.ends(),
                    strict=True)  # fmt: skip
-        return [f'[{i},"{d}",{p},{e}]' for i, (d, p, e) in enumerate(rows)]
+        return [f"[{i},{d},{p},{e}]" for i, (d, p, e) in enumerate(rows)]
 
     def full(self, light: list[str] | None = None, picked: list[int] | None = None) -> list[str]:
         """A light row with the properties map last: what create and merge write; only the
@@ -117,14 +117,14 @@ class RowGroup:
 
     def by_source(self) -> list[str] | None:
         """The rows of `edge_touch_by_source`: grouped by source node and provenance,
-        `[source id, ["hash", ...], source, status, confidence]` (an edge's hash names its
+        `[source id, [hash, ...], source, status, confidence]` (an edge's hash names its
         target); or None when the type has a key of its own, or a source has more than
         `GROUP_MAX` rows here (its list is searched once per edge it has, so such a chunk
         is touched row by row)."""
         if not self.grouped or self.src is None or self.dst is None:
             return None
         src = self.src
-        hashes = list(map('"{}"'.format, self.column(self.rows.digests)))
+        hashes = list(map(str, self.column(self.rows.digests)))
         provs = self.column(self.rows.prov)
         if len(set(provs)) > 1:
             return self._by_source_and_provenance(src, hashes, provs)

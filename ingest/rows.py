@@ -131,30 +131,31 @@ on reference counts): equal values give equal bytes, whatever else holds them.""
 
 def row_hashes(
     names: Sequence[str], columns: Sequence[Sequence[Any]], targets: Sequence[Any] | None = None,
-) -> list[str]:  # fmt: skip
+) -> list[int]:  # fmt: skip
     """The content hash of each row (one value from each column; `names` in order): xxh3 of
-    the row's values as marshal bytes, seeded by the names. No text is made, floats are not
+    the row's values as marshal bytes, seeded by the names, to 63 bits (a graph integer:
+    parsed, stored and compared for less than a text). No text is made, floats are not
     formatted: this is most of what a re-ingest of unchanged rows costs. With `targets` (of
     edges: each one's target node key) an edge's hash names its target, so the grouped
     touch finds an unchanged edge among its source's by its hash alone
     (`edge_touch_by_source`)."""
     seed = xxhash.xxh3_64_intdigest("\x00".join(names).encode("utf-8"))
-    digest, dump, version = xxhash.xxh3_64_hexdigest, marshal.dumps, _MARSHAL_VERSION
+    digest, dump, version = xxhash.xxh3_64_intdigest, marshal.dumps, _MARSHAL_VERSION
     cols = [*columns, targets] if targets is not None else columns
     try:
-        return [digest(dump(row, version), seed) for row in zip(*cols, strict=True)]
+        return [digest(dump(row, version), seed) >> 1 for row in zip(*cols, strict=True)]
     except ValueError:  # a value of a type marshal refuses (a subclass): that row as text
         pass
     out = []
     for row in zip(*cols, strict=True):
         try:
-            out.append(digest(dump(row, version), seed))
+            out.append(digest(dump(row, version), seed) >> 1)
         except ValueError:
-            out.append(digest(dump(tuple(map(text, row)), version), seed ^ 1))
+            out.append(digest(dump(tuple(map(text, row)), version), seed ^ 1) >> 1)
     return out
 
 
-def content_hash(props: Mapping[str, Any], target: Any = None) -> str:
+def content_hash(props: Mapping[str, Any], target: Any = None) -> int:
     """Digest of what a record sets (properties and provenance); equal hashes mean the SET
     would change nothing. Names sorted: exactly what the batched writer stores for the
     same record (an edge's with its target's key, `identity.target_keys`)."""
