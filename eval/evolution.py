@@ -35,6 +35,7 @@ from stackgraph.memory.knowledge import (
 )
 from stackgraph.memory.knowledge.evolution import MODEL_PROMPT, from_model
 from stackgraph.memory.knowledge.profile import profile_items
+from stackgraph.promql import PromQLNames
 from stackgraph.rca import Alert, Investigation, Planner
 from stackgraph.rca.agent import Agent, AgentRun, ToolContext
 from stackgraph.rca.agent.report import signature
@@ -159,10 +160,12 @@ def sandbox(store: GraphStore) -> Iterator[GraphStore]:
 def tool_context(settings: Settings, logs: Any = None) -> Context:
     """The agent's tools as `serve` gives them (its Prometheus, the read path's logs)."""
 
+    names = PromQLNames.from_settings(settings)
+
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           logs=logs, knowledge=knowledge)  # fmt: skip
+                           logs=logs, knowledge=knowledge, promql=names)  # fmt: skip
 
     return make
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from stackgraph import cypher
@@ -34,20 +35,11 @@ from .toolbox import ToolContext, ToolResult
 
 __all__ = ["DOWNSTREAM", "MAX_CALLEES", "callees", "explained_by", "read_callees"]
 
-DOWNSTREAM: dict[str, str] = {
-    "error_rate": (
-        'sum by (server) (increase(traces_service_graph_request_failed_total{client="<<s>>"}'
-        "[<<w>>s]))"
-        ' / sum by (server) (increase(traces_service_graph_request_total{client="<<s>>"}'
-        "[<<w>>s]))"
-    ),
-    "latency_p95": (
-        "histogram_quantile(0.95, sum by (server, le) (increase("
-        'traces_service_graph_request_server_seconds_bucket{client="<<s>>"}[<<w>>s])))'
-    ),
-}
-"""signal → PromQL per callee (`server`) of the calls `<<s>>` makes. A callee that never
-failed has no failed series, so it has no error ratio here: it cannot explain errors."""
+DOWNSTREAM: Mapping[str, str] = MappingProxyType(
+    {"error_rate": "callee_errors", "latency_p95": "callee_latency"}
+)
+"""signal → the template (`rca/agent/promql`) of its value per callee (`server`) of the
+calls a service makes."""
 
 Judge = Callable[[str, float, float | None, float], Verdict]
 MAX_CALLEES = 20

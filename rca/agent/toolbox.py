@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from stackgraph.promql import PromQLNames
 from stackgraph.rca.model import Alert, LogSource, Plan
 
 from .calibration import OutcomeHistory
@@ -78,6 +79,9 @@ class ToolContext:
     kube: Any = None
     """A kubernetes `ApiClient`, or None when no cluster is configured."""
     kube_namespace: str = "default"
+    promql: PromQLNames = field(default_factory=PromQLNames)
+    """The installation's metric names and pod pattern (`telemetry_metric_*`,
+    `metrics_pod_pattern`): `prometheus_query` reads what the read path reads."""
     window_s: float = 1800.0
     memory: Any = None
     """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""

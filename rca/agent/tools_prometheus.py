@@ -16,44 +16,36 @@ An error ratio or p95 that rose is checked against the calls the service makes
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
+from stackgraph.promql import PromQLNames, Templates, render
+
+from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
 from .evidence import Verdict
 from .http_get import get_json
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
-PROMQL: dict[str, str] = {
-    "error_rate": (
-        '(sum(increase(traces_service_graph_request_failed_total{server="<<s>>"}[<<w>>s]))'
-        " or vector(0))"
-        ' / sum(increase(traces_service_graph_request_total{server="<<s>>"}[<<w>>s]))'
-    ),
-    "latency_p95": (
-        "histogram_quantile(0.95, sum by (le) (increase("
-        'traces_service_graph_request_server_seconds_bucket{server="<<s>>"}[<<w>>s])))'
-    ),
-    "restarts": (
-        'sum(increase(kube_pod_container_status_restarts_total{pod=~"<<re>>-.+"}[<<w>>s]))'
-    ),
-    "cpu": (
-        'sum(rate(container_cpu_usage_seconds_total{pod=~"<<re>>-.+", container!="",'
-        ' container!="POD"}[<<w>>s]))'
-    ),
-    "memory": (
-        'sum(avg_over_time(container_memory_working_set_bytes{pod=~"<<re>>-.+", container!="",'
-        ' container!="POD"}[<<w>>s]))'
-    ),
-}
-"""signal → PromQL; `<<s>>` the service name, `<<re>>` its regex-escaped form, `<<w>>` the
-window in whole seconds. `or vector(0)`: Tempo creates the failed counter on the first
-failure, so a service that never failed has none."""
-FAILURES_RECORDED = "count(last_over_time(traces_service_graph_request_failed_total[<<w>>s]))"
-"""Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
-status), an error ratio of 0 is not measured, and refutes nothing."""
+AGENT = Templates(__package__ or "stackgraph.rca.agent")
+"""The agent's own PromQL (`rca/agent/promql`), beside the read path's."""
+SIGNALS: Mapping[str, tuple[Templates, str]] = MappingProxyType(
+    {
+        "error_rate": (READ_PATH, "errors"),
+        "latency_p95": (READ_PATH, "latency"),
+        "restarts": (READ_PATH, "restarts"),
+        "cpu": (READ_PATH, "cpu"),
+        "memory": (AGENT, "memory_mean"),
+    }
+)
+"""signal → PromQL template: the read path's (`rca/sources/promql`) where it measures the
+same thing, filled with the installation's metric names and pod pattern (`ToolContext.
+promql`), so the agent checks what the plan ranked on. A rate over the window gives the
+same error ratio and p95 as an increase would."""
+FAILURES_RECORDED = "failures_recorded"
 
 ERROR_RATIO_BAD = 0.05
 """An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
@@ -81,18 +73,14 @@ SHORT_S = ALERT_LEAD_S
 cause had to move (`rca.windows`). Judged beside the long one (`ToolContext.window_s`), as
 multiwindow alerting does, so a fault of the last minutes is not diluted in half an hour."""
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
-
-def promql(signal: str, service: str, window_s: float, table: Mapping[str, str] = PROMQL) -> str:
-    if not _NAME.match(service):
-        raise ValueError(f"{service!r} is not a service name")
-    return (
-        table[signal]
-        .replace("<<s>>", service)
-        .replace("<<re>>", service.replace(".", "\\\\."))
-        .replace("<<w>>", str(max(60, int(window_s))))
-    )
+def promql(
+    names: PromQLNames, template: tuple[Templates, str], service: str, window_s: float
+) -> str:
+    """`template` filled for `service` over a window of `window_s` (whole seconds, at
+    least a minute)."""
+    over = replace(names, window=f"{max(60, int(window_s))}s")
+    return render(template[0].load(template[1]), over, service)
 
 
 def _finite(value: str) -> float | None:
@@ -103,7 +91,7 @@ def _finite(value: str) -> float | None:
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    query = promql(signal, service, win.span_s)
+    query = promql(ctx.promql, SIGNALS[signal], service, win.span_s)
     data = get_json(
         str(ctx.prometheus_url),
         "/api/v1/query_range",
@@ -128,8 +116,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
     if signal == "error_rate" and window == 0 and not baseline:
-        recorded = _instant(ctx, FAILURES_RECORDED.replace("<<w>>", str(int(2 * win.span_s))),
-                            win.end)  # fmt: skip
+        every = replace(ctx.promql, window=f"{int(2 * win.span_s)}s")
+        recorded = _instant(ctx, render(AGENT.load(FAILURES_RECORDED), every), win.end)
         if isinstance(recorded, ToolResult):
             return recorded
         if recorded is None:
@@ -138,7 +126,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                               facts)  # fmt: skip
     short: float | None = None
     if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
-        read = _instant(ctx, promql(signal, service, SHORT_S), win.end)
+        read = _instant(ctx, promql(ctx.promql, SIGNALS[signal], service, SHORT_S), win.end)
         if isinstance(read, ToolResult):
             return read
         short = read
@@ -146,7 +134,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
-        found = _instant(ctx, promql(signal, service, older[1] - older[0]), older[1])
+        span = older[1] - older[0]
+        found = _instant(ctx, promql(ctx.promql, SIGNALS[signal], service, span), older[1])
         if isinstance(found, ToolResult):
             return found
         if found is not None:
@@ -169,7 +158,7 @@ def _callees(
     older = facts.get("baseline_window")
     rows = read_callees(
         ctx,
-        lambda span: promql(signal, service, span, DOWNSTREAM),
+        lambda span: promql(ctx.promql, (AGENT, DOWNSTREAM[signal]), service, span),
         win,
         SHORT_S if facts.get("short") is not None else None,
         (float(older[0]), float(older[1])) if older else None,
@@ -287,7 +276,7 @@ def prometheus_tool() -> Tool:
             "type": "object",
             "properties": {
                 "service": service_param(),
-                "signal": {"type": "string", "enum": sorted(PROMQL)},
+                "signal": {"type": "string", "enum": sorted(SIGNALS)},
             },
             "required": ["service", "signal"],
         },

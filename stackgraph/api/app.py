@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
 from stackgraph.memory.knowledge import LiveKnowledge, outcome_history
+from stackgraph.promql import PromQLNames
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.model import Alert, LogSource, Plan
@@ -70,13 +71,14 @@ def context_from(
     `agent_loki_url` is set."""
     kube = _kube_client(settings)
     knowledge = LiveKnowledge()
+    names = PromQLNames.from_settings(settings)
 
     def make(alert: Alert, plan: Plan) -> ToolContext:
         return ToolContext(
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
-            kube_namespace=settings.agent_kube_namespace, memory=memory,
+            kube_namespace=settings.agent_kube_namespace, promql=names, memory=memory,
             knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
 

@@ -14,6 +14,9 @@ import pytest
 from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometheus
 from tool_servers import serve_json
 
+from stackgraph.api.app import context_from
+from stackgraph.config import load_settings
+from stackgraph.promql import PromQLNames
 from stackgraph.rca.agent import (
     ToolContext,
     ToolResult,
@@ -24,7 +27,8 @@ from stackgraph.rca.agent import (
 )
 from stackgraph.rca.agent.checks import run_check
 from stackgraph.rca.agent.evidence import EvidenceSink
-from stackgraph.rca.model import Plan
+from stackgraph.rca.model import Alert, Plan
+from stackgraph.store import GraphStore
 
 POINTS = 240
 CHANGE = 120
@@ -82,10 +86,21 @@ GAP = {"orders": range(40, 200)}
 """Steps not scraped: orders has the first 10 minutes and the last 10 only."""
 
 
+MESH = PromQLNames(
+    requests="mesh_request_total",
+    failed="mesh_request_failed_total",
+    server_seconds="mesh_request_seconds",
+    pods="<<service>>-pod-[0-9]+",
+)
+"""Another installation's names (another connector, StatefulSet-like pods): payment's series
+are recorded under them too."""
+OTHER_PODS = {"payment-db-5d9c7b8f6d-q8w2e": 2.0, "payment-pod-0": None}
+"""Pods beside payment's own: its database's (steady cores; a pod of another service, though
+its name starts with payment's) and payment's under MESH's pattern (payment's cores)."""
+
+
 def openmetrics() -> str:
-    fam = "traces_service_graph_request"
-    hist = "traces_service_graph_request_server_seconds"
-    lines = [f"# TYPE {fam} counter"]
+    lines: list[str] = []
     step_values: dict[str, list[tuple[Phase, int]]] = {}
     for server, (one, two) in SERIES.items():
         step_values[server] = [
@@ -105,31 +120,43 @@ def openmetrics() -> str:
     def edge(server: str) -> str:
         return f'client="{CLIENT.get(server, "frontend")}",server="{server}"'
 
-    for server in SERIES:
-        for t, v in cumulative(server, lambda p: PER_STEP):
-            lines.append(f"{fam}_total{{{edge(server)}}} {v} {t}")
-    lines.append(f"# TYPE {fam}_failed counter")
-    for server, (one, two) in SERIES.items():
-        if one.failed == two.failed == 0:
-            continue  # Tempo creates the failed counter on the first failure
-        for t, v in cumulative(server, lambda p: p.failed):
-            lines.append(f"{fam}_failed_total{{{edge(server)}}} {v} {t}")
-    lines.append(f"# TYPE {hist} histogram")
-    for server in SERIES:
-        labels = edge(server)
-        for le in BUCKETS:
-            for t, v in cumulative(server, lambda p, le=le: p.bucket(le)):
-                lines.append(f'{hist}_bucket{{{labels},le="{le}"}} {v} {t}')
-        for t, v in cumulative(server, lambda p: PER_STEP):
-            lines.append(f'{hist}_bucket{{{labels},le="+Inf"}} {v} {t}')
-            lines.append(f"{hist}_count{{{labels}}} {v} {t}")
-    pod = 'namespace="shop",pod="payment-5d9c7b8f6d-x2x4q",container="payment"'
+    def service_graph(fam: str, hist: str, servers: Any) -> None:
+        lines.append(f"# TYPE {fam} counter")
+        for server in servers:
+            for t, v in cumulative(server, lambda p: PER_STEP):
+                lines.append(f"{fam}_total{{{edge(server)}}} {v} {t}")
+        lines.append(f"# TYPE {fam}_failed counter")
+        for server in servers:
+            one, two = SERIES[server]
+            if one.failed == two.failed == 0:
+                continue  # Tempo creates the failed counter on the first failure
+            for t, v in cumulative(server, lambda p: p.failed):
+                lines.append(f"{fam}_failed_total{{{edge(server)}}} {v} {t}")
+        lines.append(f"# TYPE {hist} histogram")
+        for server in servers:
+            labels = edge(server)
+            for le in BUCKETS:
+                for t, v in cumulative(server, lambda p, le=le: p.bucket(le)):
+                    lines.append(f'{hist}_bucket{{{labels},le="{le}"}} {v} {t}')
+            for t, v in cumulative(server, lambda p: PER_STEP):
+                lines.append(f'{hist}_bucket{{{labels},le="+Inf"}} {v} {t}')
+                lines.append(f"{hist}_count{{{labels}}} {v} {t}")
+
+    service_graph("traces_service_graph_request", "traces_service_graph_request_server_seconds",
+                  SERIES)  # fmt: skip
+    service_graph("mesh_request", "mesh_request_seconds", ["payment"])
+    pods = {"payment-5d9c7b8f6d-x2x4q": None, **OTHER_PODS}
     lines.append("# TYPE container_cpu_usage_seconds_total counter")
-    for t, v in cumulative("payment", lambda p: STEP * CORES[p is SERIES["payment"][1]]):
-        lines.append(f"container_cpu_usage_seconds_total{{{pod}}} {v} {t}")
+    for name, steady in pods.items():
+        pod = f'namespace="shop",pod="{name}",container="payment"'
+        for t, v in cumulative("payment", lambda p, steady=steady: STEP * (
+                steady if steady is not None else CORES[p is SERIES["payment"][1]])):  # fmt: skip
+            lines.append(f"container_cpu_usage_seconds_total{{{pod}}} {v} {t}")
     lines.append("# TYPE container_memory_working_set_bytes gauge")
-    for i in range(POINTS):
-        lines.append(f"container_memory_working_set_bytes{{{pod}}} {MEMORY} {START + i * STEP}")
+    for name in pods:
+        pod = f'namespace="shop",pod="{name}",container="payment"'
+        for i in range(POINTS):
+            lines.append(f"container_memory_working_set_bytes{{{pod}}} {MEMORY} {START + i * STEP}")
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
 
@@ -143,8 +170,11 @@ def promurl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 TOOL = default_tools()["prometheus_query"]
 
 
-def measure(url: str, service: str, signal: str) -> tuple[Any, Verdict]:
-    ctx = ToolContext(prometheus_url=url, at=float(END), window_s=float(WINDOW))
+def measure(
+    url: str, service: str, signal: str, names: PromQLNames | None = None
+) -> tuple[Any, Verdict]:
+    ctx = ToolContext(prometheus_url=url, at=float(END), window_s=float(WINDOW),
+                      promql=names or PromQLNames())  # fmt: skip
     result = call_tool(TOOL, ctx, {"service": service, "signal": signal})
     return result, TOOL.check(result, service, float(END), float(WINDOW))
 
@@ -329,6 +359,31 @@ def test_cpu_that_rose_supports_and_steady_memory_says_nothing(promurl: str) -> 
     memory, verdict = measure(promurl, "payment", "memory")
     assert memory.data["window"] == memory.data["baseline"] == MEMORY
     assert verdict == Verdict.INCONCLUSIVE and "768 MiB" in memory.summary  # never refutes
+
+
+def test_the_installations_metric_names_and_pod_pattern_are_read(promurl: str) -> None:
+    """The agent reads what the read path reads (`telemetry_metric_*`,
+    `metrics_pod_pattern`), not Tempo's default names; and a pod is a service's by the pod
+    pattern, so payment's CPU leaves out payment-db's pod."""
+    errors, verdict = measure(promurl, "payment", "error_rate", MESH)
+    assert "mesh_request_failed_total" in errors.data["query"]
+    assert errors.data["window"] == pytest.approx(0.2, rel=1e-6) and verdict == Verdict.SUPPORTS
+    latency, _ = measure(promurl, "payment", "latency_p95", MESH)
+    assert latency.data["window"] == pytest.approx(SERIES["payment"][1].p95(), rel=1e-6)
+    cpu, verdict = measure(promurl, "payment", "cpu", MESH)
+    assert cpu.data["window"] == pytest.approx(0.5, rel=1e-6) and verdict == Verdict.SUPPORTS
+    gone, verdict = measure(promurl, "inventory", "latency_p95", MESH)  # not under MESH
+    assert gone.status == ToolStatus.NO_DATA and verdict == Verdict.INCONCLUSIVE
+
+
+def test_settings_name_the_agents_metrics(store: GraphStore) -> None:
+    """What `serve` gives the agent's tools."""
+    settings = load_settings(None, telemetry_metric_requests="mesh_request_total",
+                             metrics_pod_pattern="<<service>>-pod-[0-9]+")  # fmt: skip
+    alert = Alert({"alertname": "HighErrorRate", "service": "payment"})
+    ctx = context_from(settings, store)(alert, Plan(anchor="payment", candidates=[]))
+    assert ctx.promql == PromQLNames.from_settings(settings)
+    assert ctx.promql.requests == "mesh_request_total"
 
 
 def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
