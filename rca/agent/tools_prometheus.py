@@ -45,7 +45,9 @@ SIGNALS: Mapping[str, tuple[Templates, str]] = MappingProxyType(
 same thing, filled with the installation's metric names and pod pattern (`ToolContext.
 promql`), so the agent checks what the plan ranked on. A rate over the window gives the
 same error ratio and p95 as an increase would."""
-FAILURES_RECORDED = "failures_recorded"
+FAILURES_RECORDED = (AGENT, "failures_recorded")
+"""Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
+status), an error ratio of 0 is not measured, and refutes nothing."""
 
 ERROR_RATIO_BAD = 0.05
 """An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
@@ -116,8 +118,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
     if signal == "error_rate" and window == 0 and not baseline:
-        every = replace(ctx.promql, window=f"{int(2 * win.span_s)}s")
-        recorded = _instant(ctx, render(AGENT.load(FAILURES_RECORDED), every), win.end)
+        ever = promql(ctx.promql, FAILURES_RECORDED, service, 2 * win.span_s)
+        recorded = _instant(ctx, ever, win.end)
         if isinstance(recorded, ToolResult):
             return recorded
         if recorded is None:
