@@ -42,14 +42,34 @@ def require(condition: bool, what: str) -> None:
     pytest.skip(f"{what} is not available")
 
 
-def stackgraph_cli(settings: Any, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+def stackgraph_cli(
+    settings: Any, *args: str, ok: bool = True, env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """`python -m stackgraph ARGS` as a user runs it, on the test's FalkorDB, graph and data
-    dir (no other STACKGRAPH_ setting of the environment leaks in)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    env |= {"FALKORDB_URL": str(settings.falkordb_url), "STACKGRAPH_GRAPH": settings.graph,
-            "STACKGRAPH_DATA_DIR": str(settings.data_dir), "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
+    dir (no other STACKGRAPH_ setting of the environment leaks in); `env` on top."""
+    assert settings.falkordb_url
+    test_env = {"FALKORDB_URL": str(settings.falkordb_url), "STACKGRAPH_GRAPH": settings.graph,
+                "STACKGRAPH_DATA_DIR": str(settings.data_dir), **(env or {})}  # fmt: skip
+    return run_cli(*args, env=test_env, ok=ok, timeout=timeout)
+
+
+def run_cli(
+    *args: str, data: Path | None = None, env: Mapping[str, str] | None = None,
+    unset: tuple[str, ...] = (), ok: bool = True, timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`python -m stackgraph ARGS` as a user runs it: no STACKGRAPH_ setting of this
+    environment leaks in, and no FALKORDB_URL (an embedded server, in `data`) unless `env`
+    names one; `unset` drops more (a cluster's, a model's). `ok`: the exit code must be 0."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
+    for var in ("FALKORDB_URL", *unset):
+        full.pop(var, None)
+    full |= {"COLUMNS": "200", "OPENBLAS_NUM_THREADS": "1"}
+    if data is not None:
+        full["STACKGRAPH_DATA_DIR"] = str(data)
+    full |= env or {}
     proc = subprocess.run([sys.executable, "-m", "stackgraph", *args], capture_output=True,
-                          text=True, env=env, timeout=300)  # fmt: skip
+                          text=True, env=full, timeout=timeout)  # fmt: skip
     if ok:
         assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import codelane_repos as shop
 from ollama_server import ollama_server
+from sgtest import run_cli
 
 
 def sg(
     *args: str, data: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    for var in ("FALKORDB_URL", "QDRANT_URL", "OLLAMA_HOST"):
-        full.pop(var, None)
-    full |= {"STACKGRAPH_DATA_DIR": str(data), "COLUMNS": "200", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "stackgraph", *args],
-        capture_output=True, text=True, env=full, timeout=300,
-    )  # fmt: skip
+    return run_cli(*args, data=data, env=env, unset=("QDRANT_URL", "OLLAMA_HOST"), ok=False)
 
 
 def test_ingest_search_refs_and_refusal(tmp_path: Path) -> None:

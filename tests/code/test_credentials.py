@@ -7,9 +7,7 @@ refuses a missing or wrong `api-key`), `ollama_server` Ollama's `/api/embed`."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import yaml
 from ollama_server import ollama_server
 from pydantic import SecretStr
 from qdrant_server import QdrantServer, qdrant_server
+from sgtest import stackgraph_cli
 from test_code_lane import _closed_port
 
 from stackgraph.cli.app import run_ingest
@@ -39,14 +38,7 @@ def qdrant() -> Iterator[QdrantServer]:
 
 
 def sg(settings: Settings, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    full |= {"FALKORDB_URL": str(settings.falkordb_url), "STACKGRAPH_GRAPH": settings.graph,
-             "STACKGRAPH_DATA_DIR": str(settings.data_dir), "OPENBLAS_NUM_THREADS": "1",
-             **env}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "stackgraph", *args], capture_output=True,
-                          text=True, env=full, timeout=180)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr + proc.stdout
-    return proc
+    return stackgraph_cli(settings, *args, env=env, timeout=180)
 
 
 def _outcomes(tmp_path: Path) -> Path:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sgtest import run_cli
 
 from stackgraph.config import Settings, load_settings
 from stackgraph.dump import stats
@@ -140,10 +141,7 @@ def sg_env(settings: Settings, examples: Path) -> dict[str, str]:
 
 
 def sg(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stackgraph", *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    return run_cli(*args, env=env, ok=False, timeout=120)
 
 
 def test_schedule_run_once_and_lease_exit_codes(

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
+
+from sgtest import run_cli
 
 from stackgraph.embedded import EmbeddedFalkorDB
 
 
 def sg(*args: str, data: Path | None = None, env: dict[str, str] | None = None,
        ok: bool = True) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    full_env.pop("FALKORDB_URL", None)
-    if data is not None:
-        full_env["STACKGRAPH_DATA_DIR"] = str(data)
-    full_env.update(env or {})
-    proc = subprocess.run(
-        [sys.executable, "-m", "stackgraph", *args],
-        capture_output=True, text=True, env=full_env, timeout=120,
-    )  # fmt: skip
-    if ok:
-        assert proc.returncode == 0, proc.stderr + proc.stdout
-    return proc
+    return run_cli(*args, data=data, env=env, ok=ok, timeout=120)
 
 
 OUTCOME_LABELS = ("Alert", "Incident", "Hypothesis", "MemoryEpisode", "MemoryEntity", "Program")

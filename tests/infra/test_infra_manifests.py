@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from sgtest import REPO, drop, require
+from sgtest import REPO, drop, require, run_cli
 
 from stackgraph.config import Settings
 from stackgraph.dump import export_lines, stats
@@ -272,13 +271,7 @@ def test_parse_traefik_match() -> None:
 def _sg(
     *args: str, data: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    full.pop("FALKORDB_URL", None)
-    full.pop("KUBECONFIG", None)
-    full["STACKGRAPH_DATA_DIR"] = str(data)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "stackgraph", *args], capture_output=True,
-                          text=True, env=full, timeout=180)  # fmt: skip
+    return run_cli(*args, data=data, env=env, unset=("KUBECONFIG",), ok=False, timeout=180)
 
 
 def test_cli_reports_bad_documents_and_ingests_the_rest(tmp_path: Path) -> None:

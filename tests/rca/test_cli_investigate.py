@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from sgtest import run_cli
+
 
 def sg(*args: str, data: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKGRAPH_")}
-    env.pop("FALKORDB_URL", None)
-    env["STACKGRAPH_DATA_DIR"] = str(data)
-    env["COLUMNS"] = "200"
-    proc = subprocess.run(
-        [sys.executable, "-m", "stackgraph", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stderr + proc.stdout
-    return proc
+    return run_cli(*args, data=data, ok=ok)
 
 
 def test_demo_then_investigate_json(tmp_path: Path, examples: Path) -> None:
