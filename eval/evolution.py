@@ -165,7 +165,8 @@ def tool_context(settings: Settings, logs: Any = None) -> Context:
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           logs=logs, knowledge=knowledge, promql=names)  # fmt: skip
+                           logs=logs, knowledge=knowledge, promql=names,
+                           latency_unit_s=settings.telemetry_latency_unit_s)  # fmt: skip
 
     return make
 

@@ -77,12 +77,20 @@ multiwindow alerting does, so a fault of the last minutes is not diluted in half
 
 
 def promql(
-    names: PromQLNames, template: tuple[Templates, str], service: str, window_s: float
-) -> str:
+    names: PromQLNames, template: tuple[Templates, str], service: str, window_s: float,
+    unit: float = 1.0,
+) -> str:  # fmt: skip
     """`template` filled for `service` over a window of `window_s` (whole seconds, at
-    least a minute)."""
+    least a minute); its values times `unit` (a latency histogram's unit, in seconds)."""
     over = replace(names, window=f"{max(60, int(window_s))}s")
-    return render(template[0].load(template[1]), over, service)
+    text = render(template[0].load(template[1]), over, service)
+    return text if unit == 1.0 else f"({text}) * {unit!r}"
+
+
+def _unit(ctx: ToolContext, signal: str) -> float:
+    """Seconds per unit of the signal's values as recorded: latency histograms may be in
+    milliseconds (`telemetry_latency_unit_s`); the checks judge seconds."""
+    return ctx.latency_unit_s if signal == "latency_p95" else 1.0
 
 
 def _finite(value: str) -> float | None:
@@ -93,7 +101,7 @@ def _finite(value: str) -> float | None:
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    query = promql(ctx.promql, SIGNALS[signal], service, win.span_s)
+    query = promql(ctx.promql, SIGNALS[signal], service, win.span_s, _unit(ctx, signal))
     data = get_json(
         str(ctx.prometheus_url),
         "/api/v1/query_range",
@@ -128,7 +136,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                               facts)  # fmt: skip
     short: float | None = None
     if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
-        read = _instant(ctx, promql(ctx.promql, SIGNALS[signal], service, SHORT_S), win.end)
+        short_q = promql(ctx.promql, SIGNALS[signal], service, SHORT_S, _unit(ctx, signal))
+        read = _instant(ctx, short_q, win.end)
         if isinstance(read, ToolResult):
             return read
         short = read
@@ -137,7 +146,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
         span = older[1] - older[0]
-        found = _instant(ctx, promql(ctx.promql, SIGNALS[signal], service, span), older[1])
+        older_q = promql(ctx.promql, SIGNALS[signal], service, span, _unit(ctx, signal))
+        found = _instant(ctx, older_q, older[1])
         if isinstance(found, ToolResult):
             return found
         if found is not None:
@@ -160,7 +170,9 @@ def _callees(
     older = facts.get("baseline_window")
     rows = read_callees(
         ctx,
-        lambda span: promql(ctx.promql, (AGENT, DOWNSTREAM[signal]), service, span),
+        lambda span: promql(
+            ctx.promql, (AGENT, DOWNSTREAM[signal]), service, span, _unit(ctx, signal)
+        ),
         win,
         SHORT_S if facts.get("short") is not None else None,
         (float(older[0]), float(older[1])) if older else None,

@@ -78,7 +78,8 @@ def context_from(
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
-            kube_namespace=settings.agent_kube_namespace, promql=names, memory=memory,
+            kube_namespace=settings.agent_kube_namespace, promql=names,
+            latency_unit_s=settings.telemetry_latency_unit_s, memory=memory,
             knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
 

@@ -120,7 +120,7 @@ def openmetrics() -> str:
     def edge(server: str) -> str:
         return f'client="{CLIENT.get(server, "frontend")}",server="{server}"'
 
-    def service_graph(fam: str, hist: str, servers: Any) -> None:
+    def service_graph(fam: str, hist: str, servers: Any, le_unit: float = 1.0) -> None:
         lines.append(f"# TYPE {fam} counter")
         for server in servers:
             for t, v in cumulative(server, lambda p: PER_STEP):
@@ -137,7 +137,7 @@ def openmetrics() -> str:
             labels = edge(server)
             for le in BUCKETS:
                 for t, v in cumulative(server, lambda p, le=le: p.bucket(le)):
-                    lines.append(f'{hist}_bucket{{{labels},le="{le}"}} {v} {t}')
+                    lines.append(f'{hist}_bucket{{{labels},le="{le / le_unit:g}"}} {v} {t}')
             for t, v in cumulative(server, lambda p: PER_STEP):
                 lines.append(f'{hist}_bucket{{{labels},le="+Inf"}} {v} {t}')
                 lines.append(f"{hist}_count{{{labels}}} {v} {t}")
@@ -145,6 +145,8 @@ def openmetrics() -> str:
     service_graph("traces_service_graph_request", "traces_service_graph_request_server_seconds",
                   SERIES)  # fmt: skip
     service_graph("mesh_request", "mesh_request_seconds", ["payment"])
+    service_graph("ms_request", "ms_request_duration", ["frontend", "inventory", "payment"],
+                  le_unit=0.001)  # fmt: skip
     pods = {"payment-5d9c7b8f6d-x2x4q": None, **OTHER_PODS}
     lines.append("# TYPE container_cpu_usage_seconds_total counter")
     for name, steady in pods.items():
@@ -376,6 +378,24 @@ def test_the_installations_metric_names_and_pod_pattern_are_read(promurl: str) -
     assert gone.status == ToolStatus.NO_DATA and verdict == Verdict.INCONCLUSIVE
 
 
+def test_a_histogram_in_milliseconds_is_judged_in_seconds(promurl: str) -> None:
+    """`telemetry_latency_unit_s`: the checks' thresholds are seconds, whatever the unit
+    recorded (read as seconds, 150 ms would be a p95 of 150 s); callees' too."""
+    ms = PromQLNames(requests="ms_request_total", failed="ms_request_failed_total",
+                     server_seconds="ms_request_duration")  # fmt: skip
+    ctx = ToolContext(prometheus_url=promurl, at=float(END), window_s=float(WINDOW),
+                      promql=ms, latency_unit_s=0.001)  # fmt: skip
+    result = call_tool(TOOL, ctx, {"service": "inventory", "signal": "latency_p95"})
+    seconds, _ = measure(promurl, "inventory", "latency_p95")
+    assert result.data["window"] == pytest.approx(seconds.data["window"], rel=1e-6)
+    assert result.data["baseline"] == pytest.approx(seconds.data["baseline"], rel=1e-6)
+    assert "* 0.001" in result.data["query"]
+    assert TOOL.check(result, "inventory", float(END), float(WINDOW)) == Verdict.SUPPORTS
+    front = call_tool(TOOL, ctx, {"service": "frontend", "signal": "latency_p95"})
+    calls = {c["server"]: c["window"] for c in front.data["callees"]}
+    assert calls["inventory"] == pytest.approx(seconds.data["window"], rel=1e-6)
+
+
 def test_settings_name_the_agents_metrics(store: GraphStore) -> None:
     """What `serve` gives the agent's tools."""
     settings = load_settings(None, telemetry_metric_requests="mesh_request_total",
@@ -384,6 +404,7 @@ def test_settings_name_the_agents_metrics(store: GraphStore) -> None:
     ctx = context_from(settings, store)(alert, Plan(anchor="payment", candidates=[]))
     assert ctx.promql == PromQLNames.from_settings(settings)
     assert ctx.promql.requests == "mesh_request_total"
+    assert ctx.latency_unit_s == settings.telemetry_latency_unit_s
 
 
 def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
