@@ -166,7 +166,8 @@ def tool_context(settings: Settings, logs: Any = None) -> Context:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
                            logs=logs, knowledge=knowledge, promql=names,
-                           latency_unit_s=settings.telemetry_latency_unit_s)  # fmt: skip
+                           latency_unit_s=settings.telemetry_latency_unit_s,
+                           promql_templates=settings.telemetry_extra_promql)  # fmt: skip
 
     return make
 

@@ -82,6 +82,8 @@ class ToolContext:
     promql: PromQLNames = field(default_factory=PromQLNames)
     """The installation's metric names and pod pattern (`telemetry_metric_*`,
     `metrics_pod_pattern`): `prometheus_query` reads what the read path reads."""
+    promql_templates: Mapping[str, str] = field(default_factory=dict)
+    """The read path's kinds the installation replaced (`telemetry_extra_promql`)."""
     latency_unit_s: float = 1.0
     """Seconds per unit of the latency histograms (`telemetry_latency_unit_s`)."""
     window_s: float = 1800.0

@@ -23,6 +23,7 @@ from typing import Any
 
 from stackgraph.promql import PromQLNames, Templates, render
 
+from ..sources.prometheus import BUILTIN_KINDS
 from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
@@ -32,20 +33,22 @@ from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, se
 
 AGENT = Templates(__package__ or "stackgraph.rca.agent")
 """The agent's own PromQL (`rca/agent/promql`), beside the read path's."""
-SIGNALS: Mapping[str, tuple[Templates, str]] = MappingProxyType(
+SIGNALS: Mapping[str, str] = MappingProxyType(
     {
-        "error_rate": (READ_PATH, "errors"),
-        "latency_p95": (READ_PATH, "latency"),
-        "restarts": (READ_PATH, "restarts"),
-        "cpu": (READ_PATH, "cpu"),
-        "memory": (AGENT, "memory_mean"),
+        "error_rate": "errors",
+        "latency_p95": "latency",
+        "restarts": "errors/restarts",
+        "cpu": "cpu",
+        "memory": "memory_mean",
     }
 )
-"""signal → PromQL template: the read path's (`rca/sources/promql`) where it measures the
-same thing, filled with the installation's metric names and pod pattern (`ToolContext.
-promql`), so the agent checks what the plan ranked on. A rate over the window gives the
-same error ratio and p95 as an increase would."""
-FAILURES_RECORDED = (AGENT, "failures_recorded")
+"""signal → the read path's kind that measures it (`rca.sources.prometheus.BUILTIN_KINDS`:
+its template, or the installation's replacement in `telemetry_extra_promql`), filled with
+the installation's metric names and pod pattern (`ToolContext.promql`), so the agent checks
+what the plan ranked on; else the agent's own template (`memory_mean`: the mean over the
+window, where the read path samples). A rate over the window gives the same error ratio and
+p95 as an increase would."""
+FAILURES_RECORDED = "failures_recorded"
 """Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
 status), an error ratio of 0 is not measured, and refutes nothing."""
 
@@ -77,14 +80,24 @@ multiwindow alerting does, so a fault of the last minutes is not diluted in half
 
 
 def promql(
-    names: PromQLNames, template: tuple[Templates, str], service: str, window_s: float,
-    unit: float = 1.0,
-) -> str:  # fmt: skip
+    names: PromQLNames, template: str, service: str, window_s: float, unit: float = 1.0
+) -> str:
     """`template` filled for `service` over a window of `window_s` (whole seconds, at
     least a minute); its values times `unit` (a latency histogram's unit, in seconds)."""
     over = replace(names, window=f"{max(60, int(window_s))}s")
-    text = render(template[0].load(template[1]), over, service)
+    text = render(template, over, service)
     return text if unit == 1.0 else f"({text}) * {unit!r}"
+
+
+def _template(ctx: ToolContext, signal: str) -> str | None:
+    """The PromQL template of `signal` here; None where the installation switched its kind
+    off (an empty template in `telemetry_extra_promql`)."""
+    kind = SIGNALS[signal]
+    if kind not in BUILTIN_KINDS:
+        return AGENT.load(kind)
+    if kind in ctx.promql_templates:
+        return ctx.promql_templates[kind].strip() or None
+    return READ_PATH.load(BUILTIN_KINDS[kind])
 
 
 def _unit(ctx: ToolContext, signal: str) -> float:
@@ -101,7 +114,11 @@ def _finite(value: str) -> float | None:
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
     win = Windows.ending_at(ctx.now(), ctx.window_s)
-    query = promql(ctx.promql, SIGNALS[signal], service, win.span_s, _unit(ctx, signal))
+    template = _template(ctx, signal)
+    if template is None:
+        return ToolResult(ToolStatus.NO_DATA, f"{signal} is switched off here "
+                          f"(telemetry_extra_promql {SIGNALS[signal]!r} is empty)", {})  # fmt: skip
+    query = promql(ctx.promql, template, service, win.span_s, _unit(ctx, signal))
     data = get_json(
         str(ctx.prometheus_url),
         "/api/v1/query_range",
@@ -126,7 +143,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no {signal} of {service} in the alert window",
                           facts)  # fmt: skip
     if signal == "error_rate" and window == 0 and not baseline:
-        ever = promql(ctx.promql, FAILURES_RECORDED, service, 2 * win.span_s)
+        ever = promql(ctx.promql, AGENT.load(FAILURES_RECORDED), service, 2 * win.span_s)
         recorded = _instant(ctx, ever, win.end)
         if isinstance(recorded, ToolResult):
             return recorded
@@ -136,7 +153,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                               facts)  # fmt: skip
     short: float | None = None
     if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
-        short_q = promql(ctx.promql, SIGNALS[signal], service, SHORT_S, _unit(ctx, signal))
+        short_q = promql(ctx.promql, template, service, SHORT_S, _unit(ctx, signal))
         read = _instant(ctx, short_q, win.end)
         if isinstance(read, ToolResult):
             return read
@@ -146,7 +163,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
         span = older[1] - older[0]
-        older_q = promql(ctx.promql, SIGNALS[signal], service, span, _unit(ctx, signal))
+        older_q = promql(ctx.promql, template, service, span, _unit(ctx, signal))
         found = _instant(ctx, older_q, older[1])
         if isinstance(found, ToolResult):
             return found
@@ -171,7 +188,7 @@ def _callees(
     rows = read_callees(
         ctx,
         lambda span: promql(
-            ctx.promql, (AGENT, DOWNSTREAM[signal]), service, span, _unit(ctx, signal)
+            ctx.promql, AGENT.load(DOWNSTREAM[signal]), service, span, _unit(ctx, signal)
         ),
         win,
         SHORT_S if facts.get("short") is not None else None,

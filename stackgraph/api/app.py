@@ -79,7 +79,8 @@ def context_from(
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
             kube_namespace=settings.agent_kube_namespace, promql=names,
-            latency_unit_s=settings.telemetry_latency_unit_s, memory=memory,
+            latency_unit_s=settings.telemetry_latency_unit_s,
+            promql_templates=settings.telemetry_extra_promql, memory=memory,
             knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
 

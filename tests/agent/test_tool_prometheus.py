@@ -396,15 +396,33 @@ def test_a_histogram_in_milliseconds_is_judged_in_seconds(promurl: str) -> None:
     assert calls["inventory"] == pytest.approx(seconds.data["window"], rel=1e-6)
 
 
+def test_a_kind_the_installation_replaced_is_read_as_replaced(promurl: str) -> None:
+    """`telemetry_extra_promql` replaces a read-path kind for the agent too; an empty one
+    switches the signal off (no data, said why), as it does the probe."""
+    errors = ("sum(rate(mesh_request_failed_total{server=<<service>>}[<<window>>]))"
+              " / sum(rate(mesh_request_total{server=<<service>>}[<<window>>]))")  # fmt: skip
+    ctx = ToolContext(prometheus_url=promurl, at=float(END), window_s=float(WINDOW),
+                      promql_templates={"errors": errors, "cpu": ""})  # fmt: skip
+    result = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
+    assert "mesh_request_failed_total" in result.data["query"]
+    assert result.data["window"] == pytest.approx(0.2, rel=1e-6)
+    off = call_tool(TOOL, ctx, {"service": "payment", "signal": "cpu"})
+    assert off.status == ToolStatus.NO_DATA and "switched off" in off.summary
+    latency = call_tool(TOOL, ctx, {"service": "payment", "signal": "latency_p95"})
+    assert latency.status == ToolStatus.SUCCESS  # not replaced: the built-in template
+
+
 def test_settings_name_the_agents_metrics(store: GraphStore) -> None:
     """What `serve` gives the agent's tools."""
     settings = load_settings(None, telemetry_metric_requests="mesh_request_total",
-                             metrics_pod_pattern="<<service>>-pod-[0-9]+")  # fmt: skip
+                             metrics_pod_pattern="<<service>>-pod-[0-9]+",
+                             telemetry_extra_promql={"cpu": ""})  # fmt: skip
     alert = Alert({"alertname": "HighErrorRate", "service": "payment"})
     ctx = context_from(settings, store)(alert, Plan(anchor="payment", candidates=[]))
     assert ctx.promql == PromQLNames.from_settings(settings)
     assert ctx.promql.requests == "mesh_request_total"
     assert ctx.latency_unit_s == settings.telemetry_latency_unit_s
+    assert ctx.promql_templates == {"cpu": ""}
 
 
 def test_an_unknown_service_is_no_data_and_inconclusive(promurl: str) -> None:
