@@ -1,8 +1,8 @@
 """`prometheus_query`: one signal of a suspect in the alert window and in the baseline.
 
-The model picks a *signal* (an enum) and a service; the PromQL is a constant template here
-with the validated service name bound into a string literal and the window length as a
-number, so model text never becomes PromQL syntax. One `query_range` with `step` equal to
+The model picks a *signal* (an enum) and a service; the PromQL is a constant template (the
+read path's, `SIGNALS`) with the validated service name bound into a string literal and the
+window length as a duration, so model text never becomes PromQL syntax. One `query_range` with `step` equal to
 the window gives both numbers: the point at the alert time covers the alert window, the
 point one window earlier covers the baseline. When that earlier point has no data (a
 scrape gap, a recording made apart) and the plan found a baseline that holds some
