@@ -2,10 +2,10 @@
 
 The model picks a *signal* (an enum) and a service; the PromQL is a constant template (the
 read path's, `SIGNALS`) with the validated service name bound into a string literal and the
-window length as a duration, so model text never becomes PromQL syntax. One `query_range` with `step` equal to
-the window gives both numbers: the point at the alert time covers the alert window, the
-point one window earlier covers the baseline. When that earlier point has no data (a
-scrape gap, a recording made apart) and the plan found a baseline that holds some
+window length as a duration, so model text never becomes PromQL syntax. One `query_range`
+with `step` equal to the window gives both numbers: the point at the alert time covers the
+alert window, the point one window earlier covers the baseline. When that earlier point has
+no data (a scrape gap, a recording made apart) and the plan found a baseline that holds some
 (`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
 the result says so: a level judged alone is the weakest verdict this tool gives. One more
 instant query reads the last `SHORT_S` before the alert, judged against the same baseline.
