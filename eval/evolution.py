@@ -35,10 +35,10 @@ from stackgraph.memory.knowledge import (
 )
 from stackgraph.memory.knowledge.evolution import MODEL_PROMPT, from_model
 from stackgraph.memory.knowledge.profile import profile_items
-from stackgraph.promql import PromQLNames
 from stackgraph.rca import Alert, Investigation, Planner
 from stackgraph.rca.agent import Agent, AgentRun, ToolContext
 from stackgraph.rca.agent.report import signature
+from stackgraph.rca.agent.tools_prometheus import context_fields
 from stackgraph.rca.model import Plan
 from stackgraph.rca.programs import BUILTIN, DEFAULT_PROGRAM, fusion_roles, playbook_names
 from stackgraph.rca.programs.model_stages import ModelClient, Refused
@@ -160,14 +160,12 @@ def sandbox(store: GraphStore) -> Iterator[GraphStore]:
 def tool_context(settings: Settings, logs: Any = None) -> Context:
     """The agent's tools as `serve` gives them (its Prometheus, the read path's logs)."""
 
-    names = PromQLNames.from_settings(settings)
+    prometheus = context_fields(settings)
 
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           logs=logs, knowledge=knowledge, promql=names,
-                           latency_unit_s=settings.telemetry_latency_unit_s,
-                           promql_templates=settings.telemetry_extra_promql)  # fmt: skip
+                           logs=logs, knowledge=knowledge, **prometheus)  # fmt: skip
 
     return make
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from stackgraph.config import Settings
 from stackgraph.promql import PromQLNames, Templates, render
 
 from ..sources.prometheus import BUILTIN_KINDS
@@ -77,6 +78,15 @@ SHORT_S = ALERT_LEAD_S
 """The second, short window: the 5 minutes before the alert, over which an alerting rule's
 cause had to move (`rca.windows`). Judged beside the long one (`ToolContext.window_s`), as
 multiwindow alerting does, so a fault of the last minutes is not diluted in half an hour."""
+
+
+def context_fields(settings: Settings) -> dict[str, Any]:
+    """The `ToolContext` fields this tool reads, from the settings the read path reads."""
+    return {
+        "promql": PromQLNames.from_settings(settings),
+        "promql_templates": dict(settings.telemetry_extra_promql),
+        "latency_unit_s": settings.telemetry_latency_unit_s,
+    }
 
 
 def promql(

@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse
 from stackgraph.config import Settings
 from stackgraph.memory import Memory
 from stackgraph.memory.knowledge import LiveKnowledge, outcome_history
-from stackgraph.promql import PromQLNames
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
+from stackgraph.rca.agent.tools_prometheus import context_fields
 from stackgraph.rca.model import Alert, LogSource, Plan
 from stackgraph.rca.outcome import OutcomeWriter
 from stackgraph.rca.sources import logs_from_settings
@@ -71,16 +71,14 @@ def context_from(
     `agent_loki_url` is set."""
     kube = _kube_client(settings)
     knowledge = LiveKnowledge()
-    names = PromQLNames.from_settings(settings)
+    prometheus = context_fields(settings)
 
     def make(alert: Alert, plan: Plan) -> ToolContext:
         return ToolContext(
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
             logs=logs, repos=dict(settings.agent_repos), kube=kube,
-            kube_namespace=settings.agent_kube_namespace, promql=names,
-            latency_unit_s=settings.telemetry_latency_unit_s,
-            promql_templates=settings.telemetry_extra_promql, memory=memory,
+            kube_namespace=settings.agent_kube_namespace, memory=memory, **prometheus,
             knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
 
