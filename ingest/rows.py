@@ -113,9 +113,6 @@ class PropsTexts:
             self._texts = map_texts(self._names, self._columns)
         return self._texts
 
-    def __getitem__(self, i: int) -> str:
-        return self.make()[i]
-
     def some(self, ats: Sequence[int]) -> list[str]:
         """The texts of rows `ats`; fewer than half of the rows are made alone."""
         if self._texts is None and 2 * len(ats) < len(self._columns[0] if self._columns else ()):

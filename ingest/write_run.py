@@ -204,17 +204,17 @@ class WriteRun:
             for group, at in prepared.parts.items():
                 for j in at:
                     group_of[j] = group
+            kept: dict[tuple[Any, ...], tuple[list[int], list[int], list[int]]] = {}
             for j, (a, b) in enumerate(zip(src, dst, strict=True)):
                 if a is None or b is None:
                     rec = prepared.records[j]
                     rejections.append(Rejection(str(rec), "endpoint", gone, rec.origin))
                     continue
-                part = parts.get(group_of[j])
-                if part is None:
-                    part = parts[group_of[j]] = ([], [], [])
-                cast(list[int], part[0]).append(j)
-                part[1].append(a)
-                part[2].append(b)
+                rows_at, srcs, dsts = kept.setdefault(group_of[j], ([], [], []))
+                rows_at.append(j)
+                srcs.append(a)
+                dsts.append(b)
+            parts.update(kept)
         groups = {  # a type without a key of its own has one edge per pair: grouped touch
             group: RowGroup(prepared, at, src, dst, grouped=not EDGES[group[0]].keys)
             for group, (at, src, dst) in parts.items()

@@ -130,7 +130,7 @@ def test_props_texts_of_some_rows_are_those_of_all() -> None:
     for picked in ([1], [0, 3], [0, 1, 2], []):
         assert PropsTexts(names, columns).some(picked) == [whole[i] for i in picked]
     texts = PropsTexts(names, columns)
-    assert [texts[i] for i in range(4)] == whole and texts.some([2]) == [whole[2]]
+    assert texts.make() == whole and texts.some([2]) == [whole[2]]
 
 
 def test_content_hash_fits_a_graph_integer() -> None:
