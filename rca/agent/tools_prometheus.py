@@ -47,8 +47,10 @@ SIGNALS: Mapping[str, str] = MappingProxyType(
 its template, or the installation's replacement in `telemetry_extra_promql`), filled with
 the installation's metric names and pod pattern (`ToolContext.promql`), so the agent checks
 what the plan ranked on; else the agent's own template (`memory_mean`: the mean over the
-window, where the read path samples). A rate over the window gives the same error ratio and
-p95 as an increase would."""
+window, where the read path samples, while the installation keeps the `memory` kind's). A
+rate over the window gives the same error ratio and p95 as an increase would."""
+READ_PATH_KIND: Mapping[str, str] = MappingProxyType({"memory_mean": "memory"})
+"""The read path's kind an agent-own template stands in for; its replacement replaces both."""
 FAILURES_RECORDED = "failures_recorded"
 """Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
 status), an error ratio of 0 is not measured, and refutes nothing."""
@@ -103,11 +105,16 @@ def _template(ctx: ToolContext, signal: str) -> str | None:
     """The PromQL template of `signal` here; None where the installation switched its kind
     off (an empty template in `telemetry_extra_promql`)."""
     kind = SIGNALS[signal]
+    if _setting(signal) in ctx.promql_templates:
+        return ctx.promql_templates[_setting(signal)].strip() or None
     if kind not in BUILTIN_KINDS:
         return AGENT.load(kind)
-    if kind in ctx.promql_templates:
-        return ctx.promql_templates[kind].strip() or None
     return READ_PATH.load(BUILTIN_KINDS[kind])
+
+
+def _setting(signal: str) -> str:
+    """The kind that names `signal` in `telemetry_extra_promql`."""
+    return READ_PATH_KIND.get(SIGNALS[signal], SIGNALS[signal])
 
 
 def _unit(ctx: ToolContext, signal: str) -> float:
@@ -126,8 +133,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     win = Windows.ending_at(ctx.now(), ctx.window_s)
     template = _template(ctx, signal)
     if template is None:
-        return ToolResult(ToolStatus.NO_DATA, f"{signal} is switched off here "
-                          f"(telemetry_extra_promql {SIGNALS[signal]!r} is empty)", {})  # fmt: skip
+        why = f"(telemetry_extra_promql {_setting(signal)!r} is empty)"
+        return ToolResult(ToolStatus.NO_DATA, f"{signal} is switched off here {why}", {})
     query = promql(ctx.promql, template, service, win.span_s, _unit(ctx, signal))
     data = get_json(
         str(ctx.prometheus_url),

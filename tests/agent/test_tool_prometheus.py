@@ -412,6 +412,22 @@ def test_a_kind_the_installation_replaced_is_read_as_replaced(promurl: str) -> N
     assert latency.status == ToolStatus.SUCCESS  # not replaced: the built-in template
 
 
+def test_memory_reads_the_installations_memory_kind_where_it_replaced_it(promurl: str) -> None:
+    """The agent's own mean over the window stands in for the read path's `memory` kind only
+    while the installation keeps that kind's template: a replacement reaches the agent too."""
+    doubled = "2 * sum(container_memory_working_set_bytes{pod=~<<pods>>})"
+    ctx = ToolContext(prometheus_url=promurl, at=float(END), window_s=float(WINDOW),
+                      promql_templates={"memory": doubled})  # fmt: skip
+    result = call_tool(TOOL, ctx, {"service": "payment", "signal": "memory"})
+    assert "avg_over_time" not in result.data["query"]
+    assert result.data["window"] == result.data["baseline"] == 2 * MEMORY
+    own, _ = measure(promurl, "payment", "memory")
+    assert "avg_over_time" in own.data["query"] and own.data["window"] == MEMORY
+    off = ToolContext(prometheus_url=promurl, at=float(END), promql_templates={"memory": " "})
+    gone = call_tool(TOOL, off, {"service": "payment", "signal": "memory"})
+    assert gone.status == ToolStatus.NO_DATA and "'memory' is empty" in gone.summary
+
+
 def test_settings_name_the_agents_metrics(store: GraphStore) -> None:
     """What `serve` gives the agent's tools."""
     settings = load_settings(None, telemetry_metric_requests="mesh_request_total",
