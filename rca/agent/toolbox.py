@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from stackgraph.inputs import NAME_PATTERN
 from stackgraph.promql import PromQLNames
 from stackgraph.rca.model import Alert, LogSource, Plan
 
@@ -143,7 +144,7 @@ class Tool:
         }
 
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$")
+_SAFE_NAME = re.compile(NAME_PATTERN)
 
 
 def validate_args(tool: Tool, args: Any) -> tuple[dict[str, Any] | None, str]:
