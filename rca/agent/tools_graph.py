@@ -38,9 +38,11 @@ def _run_graph(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 
 def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     """Calls into the suspect failing or slow, or a deploy of it just before the alert,
-    support it; healthy measured calls into it refute it. A suspect whose own calls out fail
-    at least as badly only passes the failure on (the frontier rule the ranking uses too),
-    so its failing inbound calls are not evidence against it."""
+    support it; healthy measured calls into it refute it (where their failures were
+    recorded: the lane leaves an edge's error rate out where spans carry no status). A
+    suspect whose own calls out fail at least as badly only passes the failure on (the
+    frontier rule the ranking uses too), so its failing inbound calls are not evidence
+    against it."""
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
     triples = result.data.get("triples", [])
@@ -73,7 +75,8 @@ def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) 
         ):
             return Verdict.SUPPORTS
     if measured and all(
-        float(t["props"].get("error_rate", 0)) < ERROR_RATE_OK
+        "error_rate" in t["props"]  # unrecorded failures are no sign of health
+        and float(t["props"]["error_rate"]) < ERROR_RATE_OK
         and float(t["props"].get("latency_p95_ms", 0)) < P95_OK_MS
         for t in measured
     ):

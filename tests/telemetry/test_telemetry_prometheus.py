@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -28,7 +29,12 @@ from stackgraph.cli.app import run_ingest
 from stackgraph.config import Settings, load_settings
 from stackgraph.errors import SourceUnavailable
 from stackgraph.ingest import LANES, GraphIngestor, LaneInputs
-from stackgraph.ingest.lanes.telemetry import TEMPLATES, service_graph_stats
+from stackgraph.ingest.lanes.telemetry import (
+    TEMPLATES,
+    EdgeStat,
+    edges_to_records,
+    service_graph_stats,
+)
 from stackgraph.prometheus import PrometheusClient
 from stackgraph.promql import PromQLNames, render
 from stackgraph.store import GraphStore
@@ -100,6 +106,27 @@ def test_pair_stats_match_the_generator(prometheus: PromServer) -> None:
             p.virtual_node,
             p.subject,
         )
+
+
+def test_where_no_failure_is_recorded_error_rates_are_not_measured(
+    prometheus: PromServer,
+) -> None:
+    """Tempo creates a pair's failed counter at its first failure: with none anywhere (spans
+    without a status), a 0% error rate is one nobody measured, so the edges carry none."""
+    with PrometheusClient(prometheus.url) as prom:
+        stats = service_graph_stats(prom, PromQLNames(failed="no_failure_recorded_total"), at=T)
+    assert stats and all(math.isnan(s.error_rate) for s in stats)
+    assert all(s.trace_count > 0 and s.latency_p95_ms is not None for s in stats)
+    batch = edges_to_records(stats, seen_at=float(T))
+    assert batch.edges and all("error_rate" not in e.props for e in batch.edges)
+    assert all(e.props["trace_count"] > 0 for e in batch.edges)
+
+
+def test_an_edges_error_rate_counts_only_the_calls_whose_failures_were_measured() -> None:
+    """Two pairs onto one edge, one unmeasured: the rate is the measured pair's, not diluted."""
+    stats = [EdgeStat("a", "b", 100, math.nan, 10.0), EdgeStat("a", "b", 300, 0.1, 20.0, "x")]
+    (edge,) = edges_to_records(stats, seen_at=0.0).edges
+    assert edge.props["trace_count"] == 400 and edge.props["error_rate"] == pytest.approx(0.1)
 
 
 def test_every_template_is_valid_promql(prometheus: PromServer) -> None:

@@ -358,7 +358,7 @@ def test_edges_to_records_mapping_and_endpoints(store: GraphStore) -> None:
         EdgeStat("api", "mailer", 3, 0.0, 1.0, "messaging_system"),  # no subject label
         EdgeStat("api", "idle", 0, 0.0, None),  # nothing in the window: not seen
         EdgeStat("api", "nan", float("nan"), 0.0, None),
-        EdgeStat("web", "api", 100, float("nan"), float("nan")),  # adds count only
+        EdgeStat("web", "api", 100, float("nan"), float("nan")),  # adds calls, no measure
     ]
     batch = edges_to_records(stats_, seen_at=123.0)
     got = {str(e): dict(e.props) for e in batch.edges}
@@ -385,7 +385,7 @@ def test_edges_to_records_mapping_and_endpoints(store: GraphStore) -> None:
     assert nodes["Service{name='web'}"] == {"entrypoint": True}
     assert not {"Service{name='user'}", "Service{name='idle'}", "Service{name='nan'}"} & set(nodes)
     call = got["(Service{name='web'})-[:CALLS]->(Service{name='api'})"]
-    assert call["trace_count"] == 200 and call["error_rate"] == 0.005
+    assert call["trace_count"] == 200 and call["error_rate"] == 0.01  # of the measured 100
     assert call["latency_p95_ms"] == 42.0
     assert all(n.source == "Tempo" for n in batch.nodes)
     # every endpoint is in the batch: the writer rejects nothing

@@ -17,10 +17,12 @@ How Tempo's service-graph pairs map onto the schema:
 | client `user`, Tempo's uninstrumented caller)    | `entrypoint: true`                       |
 
 Every edge carries `trace_count`, `error_rate`, `latency_p95_ms` and `observed_at`, with
-`source: Tempo`; every node an edge names is emitted too (source Tempo, no other
-properties), so no edge lacks an endpoint. Pairs that map onto the same edge (e.g. two
-consumers of a subject) are combined: counts add, error rates are count-weighted, p95 is
-the largest (a conservative bound; quantiles do not add).
+`source: Tempo` (`error_rate` only where a pair's failures were measured: a NaN rate is
+"not recorded", and an edge none of whose pairs measured it has none); every node an edge
+names is emitted too (source Tempo, no other properties), so no edge lacks an endpoint.
+Pairs that map onto the same edge (e.g. two consumers of a subject) are combined: counts
+add, error rates are weighted by the measured counts, p95 is the largest (a conservative
+bound; quantiles do not add).
 """
 
 from __future__ import annotations
@@ -72,14 +74,17 @@ def _virtual_side(stat: EdgeStat) -> str:
 @dataclass
 class _Acc:
     count: float = 0.0
+    measured: float = 0.0
+    """Of `count`, the calls whose failures were recorded."""
     failed: float = 0.0
     p95: float | None = None
     connection_type: str = ""
 
     def add(self, stat: EdgeStat) -> None:
-        rate = stat.error_rate if math.isfinite(stat.error_rate) else 0.0
         self.count += stat.trace_count
-        self.failed += stat.trace_count * min(max(rate, 0.0), 1.0)
+        if math.isfinite(stat.error_rate):
+            self.measured += stat.trace_count
+            self.failed += stat.trace_count * min(max(stat.error_rate, 0.0), 1.0)
         lat = stat.latency_p95_ms
         if lat is not None and math.isfinite(lat):
             self.p95 = max(self.p95 or 0.0, float(lat))
@@ -137,9 +142,10 @@ def edges_to_records(stats: Sequence[EdgeStat], *, seen_at: float) -> RecordBatc
     for (etype, a, b), acc in sorted(edges.items()):
         props: dict[str, float | int | str] = {
             "trace_count": round(acc.count),
-            "error_rate": round(acc.failed / acc.count, 6),
             "observed_at": float(seen_at),
         }
+        if acc.measured > 0:
+            props["error_rate"] = round(acc.failed / acc.measured, 6)
         if acc.p95 is not None:
             props["latency_p95_ms"] = round(acc.p95, 3)
         if acc.connection_type:

@@ -35,7 +35,10 @@ def service_graph_stats(
 ) -> list[EdgeStat]:
     """Per client→server pair over the window ending at `at`: requests, error rate, p95.
 
-    Pairs with no request in the window are left out: they were not seen.
+    Pairs with no request in the window are left out: they were not seen. Tempo creates a
+    pair's failed-call counter at its first failure, so a pair without one failed nothing,
+    but where no pair has one at all, failures are not recorded (spans without a status):
+    every error rate is then NaN, not measured, rather than a 0 no one saw.
     """
     q = {
         n: render(TEMPLATES.load(n), names)
@@ -54,8 +57,8 @@ def service_graph_stats(
     for pair, count in sorted(requests.items()):
         if not math.isfinite(count) or count <= 0:
             continue
-        errors = failed.get(pair, 0.0)
-        rate = min(max(errors / count, 0.0), 1.0) if math.isfinite(errors) else 0.0
+        errors = failed.get(pair, 0.0) if failed else math.nan
+        rate = min(max(errors / count, 0.0), 1.0) if math.isfinite(errors) else math.nan
         lat = p95.get(pair)
         lat_ms = lat * latency_unit_s * 1000.0 if lat is not None and math.isfinite(lat) else None
         client, server, ctype, virtual, subject = pair
