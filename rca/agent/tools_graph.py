@@ -38,8 +38,9 @@ def _run_graph(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 
 def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     """Calls into the suspect failing or slow, or a deploy of it just before the alert,
-    support it; healthy measured calls into it refute it (where their failures were
-    recorded: the lane leaves an edge's error rate out where spans carry no status). A
+    support it; calls into it healthy in both failures and p95 refute it (an edge lacks a
+    figure nobody measured: no error rate where spans carry no status, no p95 without a
+    latency histogram, and half a measure is no health). A
     suspect whose own calls out fail at least as badly only passes the failure on (the
     frontier rule the ranking uses too), so its failing inbound calls are not evidence
     against it."""
@@ -75,11 +76,11 @@ def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) 
         ):
             return Verdict.SUPPORTS
     if measured and all(
-        "error_rate" in t["props"]  # unrecorded failures are no sign of health
+        "error_rate" in t["props"] and "latency_p95_ms" in t["props"]  # unmeasured: no health
         and float(t["props"]["error_rate"]) < ERROR_RATE_OK
-        and float(t["props"].get("latency_p95_ms", 0)) < P95_OK_MS
+        and float(t["props"]["latency_p95_ms"]) < P95_OK_MS
         for t in measured
-    ):
+    ):  # fmt: skip
         return Verdict.REFUTES
     return Verdict.INCONCLUSIVE
 

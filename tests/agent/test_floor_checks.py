@@ -153,7 +153,9 @@ def test_graph_check_follows_the_failure_to_its_frontier() -> None:
     assert _check_graph(result, "checkout", T0, 1800.0) == Verdict.INCONCLUSIVE
     assert _check_graph(result, "payment", T0, 1800.0) == Verdict.SUPPORTS
     assert _check_graph(result, "stripe", T0, 1800.0) == Verdict.REFUTES
-    unrecorded = [{**t, "props": {k: v for k, v in t["props"].items() if k != "error_rate"}}
-                  for t in triples]  # fmt: skip
-    blind = ToolResult(ToolStatus.SUCCESS, "", {"triples": unrecorded})
-    assert _check_graph(blind, "stripe", T0, 1800.0) == Verdict.INCONCLUSIVE  # not healthy
+    for unmeasured in ("error_rate", "latency_p95_ms"):  # half a measure is no health
+        half = [{**t, "props": {k: v for k, v in t["props"].items() if k != unmeasured}}
+                for t in triples]  # fmt: skip
+        blind = ToolResult(ToolStatus.SUCCESS, "", {"triples": half})
+        assert _check_graph(blind, "stripe", T0, 1800.0) == Verdict.INCONCLUSIVE, unmeasured
+    assert _check_graph(blind, "payment", T0, 1800.0) == Verdict.SUPPORTS  # errors measured
