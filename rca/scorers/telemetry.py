@@ -7,7 +7,8 @@ where edges into it moved and edges out of it did not. An edge's move is its own
 verdict (`rca.series.assess`: `from:` probes). A snapshot of levels carries no change, so
 it is no evidence of a fault where a metrics source could have shown one: an edge without
 series then says nothing. Only when nothing was probed at all (no metrics source) do the
-levels stand in (`edge_level`: errors only). Stale edges count half. A judged candidate
+levels stand in (`edge_level`: errors only; an edge whose failures nobody recorded judges
+nothing, and with none recorded the scorer abstains). Stale edges count half. A judged candidate
 keeps its edge as evidence even at 0, so the agent can refute it on that edge.
 """
 
@@ -76,6 +77,9 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     strength: dict[tuple[str, str], float] = {}
     why: dict[tuple[str, str], str] = {}
     probed = any(facts.probes.values())
+    if not probed and all(e.error_rate is None for e in facts.edges):
+        return votes("telemetry", {}, abstained="no call's failures were recorded, and no "
+                     "metrics source to compare with")  # fmt: skip
     for e in facts.edges:
         key = (e.src, e.dst)
         move = _edge_move(series.get(key, []), window)
@@ -87,12 +91,14 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             out_err = max((o.error_rate or 0.0 for o in outgoing[e.dst]), default=0.0)
             v = edge_level(e, out_err)
             lat = f", p95 {e.latency_p95_ms:.0f} ms" if e.latency_p95_ms is not None else ""
-            why[key] = f"error rate {100 * (e.error_rate or 0.0):.1f}%{lat} (no baseline)"
+            rate = "none recorded" if e.error_rate is None else f"{100 * e.error_rate:.1f}%"
+            why[key] = f"error rate {rate}{lat} (no baseline)"
         strength[key] = max(strength.get(key, 0.0), v * (STALE_FACTOR if e.stale else 1.0))
     into: dict[str, list[tuple[float, EdgeFact]]] = defaultdict(list)
     for e in facts.edges:
         into[e.dst].append((strength[(e.src, e.dst)], e))
-    judged = {e.dst for e in facts.edges if not probed or (e.src, e.dst) in series}
+    judged = {e.dst for e in facts.edges
+              if (e.src, e.dst) in series or (not probed and e.error_rate is not None)}  # fmt: skip
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for name in nodes:

@@ -42,6 +42,19 @@ def test_small_latency_wander_is_not_an_edge_anomaly() -> None:
     assert telemetry(facts, {}).scores.get("leaf", 0.0) == 0.0
 
 
+def test_without_a_metrics_source_only_recorded_failures_judge() -> None:
+    """Levels stand in for series only where failures were recorded: an error rate the
+    graph does not hold (spans without a status) is not a healthy 0%."""
+    unrecorded = _facts({})
+    assert telemetry(unrecorded, {}).abstained
+    recorded = Facts(anchor="front", nodes=unrecorded.nodes, windows=WIN, probes={},
+                     edges=(EdgeFact("front", "mid", error_rate=0.3), EdgeFact("mid", "leaf"),
+                            EdgeFact("front", "other", error_rate=0.0)))  # fmt: skip
+    sig = telemetry(recorded, {})
+    assert sig.covered == {"mid", "other"} and sig.scores["mid"] > 0.5
+    assert "leaf" not in sig.evidence and "none recorded" not in str(sig.evidence["mid"])
+
+
 def test_release_just_before_its_services_onset_beats_one_with_no_effect() -> None:
     errs = ProbeSeries(
         "errors", "from:mid", (0.0,) * 10, (0.0, 0.0, 0.3, 0.3, 0.3, 0.3) + (0.3,) * 4
