@@ -164,27 +164,36 @@ class FileLogs:
         return out
 
     def _csv(self, path: Path) -> list[LogLine]:
-        reader = csv.DictReader(io.StringIO(_read(path)))
-        cols = {c.strip().lower().replace("_", ""): c for c in reader.fieldnames or []}
+        reader = csv.reader(io.StringIO(_read(path)))
+        header = next(reader, [])
+        cols: dict[str, int] = {}
+        for i, c in enumerate(header):
+            cols.setdefault(c.strip().lower().replace("_", ""), i)
 
-        def col(*names: str) -> str | None:
+        def col(*names: str) -> int | None:
             return next((cols[n] for n in names if n in cols), None)
 
         t_col, text_col = col("timeunixnano", "timestamp", "time"), col("line", "log", "message")
         if t_col is None or text_col is None:
             raise InputError(f"{path}: CSV header lacks a time or a text column")
-        trace, span = col("traceid"), col("spanid")
+        fields = (col("service", "servicename"), col("podname", "pod"), col("traceid"),
+                  col("spanid"))  # fmt: skip
+        services: dict[tuple[str, str], str] = {}  # (service, pod) → service: pods repeat
         out = []
         for row in reader:
+            if not row:
+                continue
+            service, pod, trace, span = (row[i] if i is not None and i < len(row) else ""
+                                         for i in fields)  # fmt: skip
             try:
                 t = _epoch(row[t_col])
-            except ValueError as exc:
+            except (ValueError, IndexError) as exc:
                 raise InputError(f"{path}:{reader.line_num}: {exc}") from exc
-            labels = {k.lower().replace("_", ""): v for k, v in row.items() if k}
-            service = _service_of({"service": labels.get("service") or labels.get("servicename"),
-                                   "pod": labels.get("podname") or labels.get("pod")})  # fmt: skip
-            out.append(_line(t, service, row[text_col] or "", row.get(trace or "", "") or "",
-                             row.get(span or "", "") or ""))  # fmt: skip
+            who = services.get((service, pod))
+            if who is None:
+                who = services[(service, pod)] = _service_of({"service": service, "pod": pod})
+            text = row[text_col] if text_col < len(row) else ""
+            out.append(_line(t, who, text, trace, span))
         return out
 
     def lines(self, service: str, start: float, end: float) -> Sequence[LogLine]:

@@ -50,6 +50,11 @@ def test_file_logs_read_nezha_csv_and_logcli_jsonl(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text('{"line": "no time"}\n')
     with pytest.raises(InputError, match=r"bad\.jsonl:1"):
         FileLogs(tmp_path)
+    (tmp_path / "bad.jsonl").unlink()
+    bad_time = NEZHA_LOG.replace("1674981798000000000", "-6795364578871345152")
+    (tmp_path / "08_44_log.csv.gz").write_bytes(gzip.compress(bad_time.encode()))
+    with pytest.raises(InputError, match=r"08_44_log\.csv\.gz:3: .*-6795364578871345152"):
+        FileLogs(tmp_path)  # the line as the file numbers it (a quoted field spans none here)
     with pytest.raises(InputError, match="does not exist"):
         FileLogs(tmp_path / "missing")
 
