@@ -422,6 +422,21 @@ def test_spans_without_kind_pair_across_pods(tmp_path: Path) -> None:
     assert stats_from_spans(spans)[1] == pytest.approx(1674981768.3)
 
 
+def test_span_files_without_a_status_write_no_error_rate(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """No status column: a 0% error rate would be one nobody recorded (as where Tempo
+    recorded no failure at all); a status column, even all `ok`, is a measurement."""
+    (tmp_path / "nezha.csv").write_text(NEZHA_CSV)
+    blind = LANES["telemetry"].collect(LaneInputs(settings, options={"spans": tmp_path}))
+    assert blind.edges and all("error_rate" not in e.props for e in blind.edges)
+    assert all(e.props["latency_p95_ms"] > 0 for e in blind.edges)
+    with_status = NEZHA_CSV.replace("Duration\n", "Duration,Status\n").replace("000\n", "000,ok\n")
+    (tmp_path / "nezha.csv").write_text(with_status)
+    seen = LANES["telemetry"].collect(LaneInputs(settings, options={"spans": tmp_path}))
+    assert seen.edges and all(e.props["error_rate"] == 0.0 for e in seen.edges)
+
+
 def test_spans_that_pair_into_nothing_say_why(tmp_path: Path, settings: Settings) -> None:
     rootless = NEZHA_CSV.replace(",root,", ",zz,")
     lonely = rootless.replace("ts-order-service", "ts-gateway-service").replace(

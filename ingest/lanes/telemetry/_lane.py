@@ -8,8 +8,10 @@ Stale (never deleted). If Prometheus is down or answers an error the lane raises
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,6 +67,8 @@ def collect(inputs: LaneInputs) -> RecordBatch:
         stats, last_end = stats_from_spans(read)
         if not stats:
             raise InputError(f"span files at {spans}: {pair_report(read, stats)}")
+        if not any(s.status_recorded for s in read):  # as where Tempo recorded no failure
+            stats = [replace(s, error_rate=math.nan) for s in stats]
         seen_at = settings.telemetry_at or last_end or time.time()
         return edges_to_records(stats, seen_at=seen_at)
     at = inputs.options.get("at", settings.telemetry_at)

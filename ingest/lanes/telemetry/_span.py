@@ -22,3 +22,6 @@ class Span:
     end_s: float = 0.0
     error: bool = False
     attributes: Mapping[str, str] = field(default_factory=dict)
+    status_recorded: bool = True
+    """False where the source has no status at all (a CSV without a status column): `error`
+    is then no measurement, and the lane writes no error rate from it."""

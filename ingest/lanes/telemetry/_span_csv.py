@@ -99,6 +99,7 @@ def parse_csv(text: str, origin: str) -> list[Span]:
                 end_s=end,
                 error=status in _ERROR,
                 attributes={k: v for k, v in row.items() if k and k not in own and v},
+                status_recorded="status" in cols,
             )
         )
     return out
