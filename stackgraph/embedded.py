@@ -4,8 +4,8 @@ Every process using a data dir's server is listed in its state file (`users`); t
 one to leave stops it (saving), whether or not it started it, so an `ingest` that started
 the server does not take it away from a `serve` or an `eval` still reading it. Only that
 very server: not one that `stackgraph db start` asked to keep (`keep` in the state file),
-nor one another process started after the one we used went away. Persistence is AOF + RDB with
-`EFFECTS_THRESHOLD 0`, so a restart loads effects instead of replaying every query.
+nor one another process started after the one we used went away. Persistence is AOF + RDB
+with `EFFECTS_THRESHOLD 0`, so a restart loads effects instead of replaying every query.
 """
 
 from __future__ import annotations

@@ -40,10 +40,9 @@ def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) 
     """Calls into the suspect failing or slow, or a deploy of it just before the alert,
     support it; calls into it healthy in both failures and p95 refute it (an edge lacks a
     figure nobody measured: no error rate where spans carry no status, no p95 without a
-    latency histogram, and half a measure is no health). A
-    suspect whose own calls out fail at least as badly only passes the failure on (the
-    frontier rule the ranking uses too), so its failing inbound calls are not evidence
-    against it."""
+    latency histogram, and half a measure is no health). A suspect whose own calls out fail
+    at least as badly only passes the failure on (the frontier rule the ranking uses too),
+    so its failing inbound calls are not evidence against it."""
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
     triples = result.data.get("triples", [])

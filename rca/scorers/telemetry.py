@@ -8,8 +8,8 @@ verdict (`rca.series.assess`: `from:` probes). A snapshot of levels carries no c
 it is no evidence of a fault where a metrics source could have shown one: an edge without
 series then says nothing. Only when nothing was probed at all (no metrics source) do the
 levels stand in (`edge_level`: errors only; an edge whose failures nobody recorded judges
-nothing, and with none recorded the scorer abstains). Stale edges count half. A judged candidate
-keeps its edge as evidence even at 0, so the agent can refute it on that edge.
+nothing, and with none recorded the scorer abstains). Stale edges count half. A judged
+candidate keeps its edge as evidence even at 0, so the agent can refute it on that edge.
 """
 
 from __future__ import annotations
