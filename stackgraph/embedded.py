@@ -80,6 +80,13 @@ def _pid_alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
+def _wait_gone(pid: int, timeout_s: float = 30.0) -> None:
+    """Wait for a process this one did not start (so cannot `wait` for) to exit."""
+    deadline = time.monotonic() + timeout_s
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _live(pids: Any) -> list[int]:
     """The pids of a state file's `users` that still run (a crashed user does not count)."""
     return [int(p) for p in pids or [] if isinstance(p, int) and _pid_alive(p)]
@@ -146,6 +153,9 @@ class EmbeddedFalkorDB:
             return {}
         return state if isinstance(state, dict) else {}
 
+    def _save(self, state: dict[str, Any]) -> None:
+        self._state_file.write_text(json.dumps(state), encoding="utf-8")
+
     def _running(self) -> Endpoint | None:
         state = self._state()
         if not state:
@@ -173,11 +183,12 @@ class EmbeddedFalkorDB:
                 self.endpoint = running
                 state = self._state()
                 state["users"] = [*_live(state.get("users")), os.getpid()]
-                self._state_file.write_text(json.dumps(state), encoding="utf-8")
+                self._save(state)
+                self.server_pid = int(state.get("pid", -1))
             else:
                 self.endpoint = self._spawn()
                 self.owned = True
-            self.server_pid = int(self._state().get("pid", -1))
+                self.server_pid = self.process.pid if self.process is not None else None
             return self.endpoint
 
     def _spawn(self) -> Endpoint:
@@ -227,7 +238,7 @@ class EmbeddedFalkorDB:
                 state = {"pid": self.process.pid, "unix_socket": endpoint.unix_socket,
                          "port": port, "owner": os.getpid(), "keep": False,
                          "users": [os.getpid()]}  # fmt: skip
-                self._state_file.write_text(json.dumps(state), encoding="utf-8")
+                self._save(state)
                 return endpoint
             time.sleep(0.05)
         self.process.kill()
@@ -253,7 +264,7 @@ class EmbeddedFalkorDB:
                 users.remove(os.getpid())  # once: another store of this process may remain
             if users or state.get("keep"):
                 state["users"] = users
-                self._state_file.write_text(json.dumps(state), encoding="utf-8")
+                self._save(state)
                 return
             with contextlib.suppress(redis.RedisError, OSError):
                 self.endpoint.client(timeout=30.0).shutdown(save=True)
@@ -265,9 +276,7 @@ class EmbeddedFalkorDB:
         """Wait for the server to exit: our child is waited for (killed after 30 s), a
         server another process started is watched until it is gone."""
         if self.process is None or self.process.pid != pid:
-            deadline = time.monotonic() + 30
-            while _pid_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            _wait_gone(pid)
             return
         try:
             self.process.wait(timeout=30)
@@ -283,7 +292,7 @@ class EmbeddedFalkorDB:
             state = self._state()
             if state:
                 state["keep"] = True
-                self._state_file.write_text(json.dumps(state), encoding="utf-8")
+                self._save(state)
 
     def status(self) -> Endpoint | None:
         if not self.data_dir.exists():
@@ -299,9 +308,7 @@ class EmbeddedFalkorDB:
         state = self._state()
         with contextlib.suppress(redis.RedisError, OSError):
             endpoint.client(timeout=30.0).shutdown(save=True)
-        deadline = time.monotonic() + 30
-        while _pid_alive(int(state.get("pid", -1))) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_gone(int(state.get("pid", -1)))
         with contextlib.suppress(FileNotFoundError):
             self._state_file.unlink()
         self.owned = False

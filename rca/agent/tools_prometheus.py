@@ -104,9 +104,9 @@ def promql(
 def _template(ctx: ToolContext, signal: str) -> str | None:
     """The PromQL template of `signal` here; None where the installation switched its kind
     off (an empty template in `telemetry_extra_promql`)."""
-    kind = SIGNALS[signal]
-    if _setting(signal) in ctx.promql_templates:
-        return ctx.promql_templates[_setting(signal)].strip() or None
+    kind, setting = SIGNALS[signal], _setting(signal)
+    if setting in ctx.promql_templates:
+        return ctx.promql_templates[setting].strip() or None
     if kind not in BUILTIN_KINDS:
         return AGENT.load(kind)
     return READ_PATH.load(BUILTIN_KINDS[kind])

@@ -173,18 +173,21 @@ class FileLogs:
         def col(*names: str) -> int | None:
             return next((cols[n] for n in names if n in cols), None)
 
+        def first(row: list[str], *names: str) -> str:
+            """The first non-empty of these columns, as `a or b` over the named fields."""
+            return next((row[cols[n]] for n in names
+                         if n in cols and cols[n] < len(row) and row[cols[n]]), "")  # fmt: skip
+
         t_col, text_col = col("timeunixnano", "timestamp", "time"), col("line", "log", "message")
         if t_col is None or text_col is None:
             raise InputError(f"{path}: CSV header lacks a time or a text column")
-        fields = (col("service", "servicename"), col("podname", "pod"), col("traceid"),
-                  col("spanid"))  # fmt: skip
         services: dict[tuple[str, str], str] = {}  # (service, pod) → service: pods repeat
         out = []
         for row in reader:
             if not row:
                 continue
-            service, pod, trace, span = (row[i] if i is not None and i < len(row) else ""
-                                         for i in fields)  # fmt: skip
+            service, pod = first(row, "service", "servicename"), first(row, "podname", "pod")
+            trace, span = first(row, "traceid"), first(row, "spanid")
             try:
                 t = _epoch(row[t_col])
             except (ValueError, IndexError) as exc:
