@@ -1,4 +1,5 @@
-"""Logs: bursts of error lines, and lines of templates the baseline never showed.
+"""Logs: bursts of error lines, lines of templates the baseline never showed, and templates
+that fell silent.
 
 Per candidate, over its own log lines (`Facts.logs`):
 
@@ -12,9 +13,19 @@ Per candidate, over its own log lines (`Facts.logs`):
   the baseline's second half against templates mined on its first half (a held-out
   estimate; it sees less than the full baseline, so it errs toward "usual"). The alert
   window's count is tested against that rate as above; judged only when the baseline has
-  MIN_BASELINE_LINES lines to mine.
+  MIN_BASELINE_LINES lines to mine;
+- **dropped templates**: a code path that stops running stops writing its lines (an
+  exception thrown between two log statements leaves the first and silences the second).
+  Per template the baseline showed, its share of the service's lines in the alert window
+  against its share in the baseline (a share, so a change of load does not move it), as
+  the binomial lower tail, Bonferroni-corrected over the service's templates; error-level
+  lines are left out (fewer errors is no fault). Judged with the new templates.
 
-The vote is the larger surprise, -log10 of the tail probability. A candidate without a
+The vote is the larger surprise, -log10 of the tail probability, beyond the largest of the
+services it calls (the frontier rule of `telemetry` and `traversal`, and of the agent's
+`loki_query`): a caller of a failing service logs the failures it gets back, so where a
+callee burst as strongly, the caller's burst is the callee's seen through it, and it keeps
+only its own part. A candidate without a
 line in the baseline window gets no verdict (a burst is only a burst against something);
 the scorer abstains when no candidate has a log line in either window.
 """
@@ -22,14 +33,17 @@ the scorer abstains when no candidate has a log line in either window.
 from __future__ import annotations
 
 import math
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from drain3 import TemplateMiner
 from drain3.template_miner_config import TemplateMinerConfig
-from scipy.stats import poisson
+from scipy.stats import binom, poisson
 
 from ..facts import Facts
 from ..model import Evidence, LogLine
+from ..windows import Windows
 from .signal import Signal, votes
 
 OUT_P = 0.00135
@@ -50,55 +64,118 @@ def surprise(count: int, baseline: int, span_a: float, span_b: float) -> float:
     return -math.log10(max(p, 1e-300))
 
 
-def new_template_lines(
-    base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None
-) -> tuple[list[LogLine], list[LogLine]]:
-    """(alert lines whose template no baseline line has, baseline lines from `mid` on whose
-    template no line before `mid` has): one miner, fed the baseline's halves in turn."""
+@dataclass(frozen=True)
+class Templates:
+    """A service's lines by drain3 template, mined on its baseline."""
+
+    new: list[LogLine]
+    """Alert lines whose template no baseline line has."""
+    usual: list[LogLine]
+    """Baseline lines from its middle on whose template no line before it has."""
+    base: Counter[int]
+    """Baseline lines per template, error-level lines left out."""
+    alert: Counter[int]
+    """Alert lines per template the baseline showed, error-level lines left out."""
+    names: dict[int, str]
+
+
+def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
+    """One miner, fed the baseline's halves (before and from `mid`) in turn, then matching
+    the alert window's lines."""
     config = TemplateMinerConfig()
     config.profiling_enabled = False
     miner = TemplateMiner(config=config)
     first = [x for x in base if mid is None or x.t < mid]
     second = [x for x in base if mid is not None and x.t >= mid]
-    for line in first:
-        miner.add_log_message(line.text)
-    usual = [line for line in second if miner.match(line.text) is None]
-    for line in second:
-        miner.add_log_message(line.text)
-    return [line for line in alert if miner.match(line.text) is None], usual
+    ids = [int(miner.add_log_message(x.text)["cluster_id"]) for x in first]
+    usual = [x for x in second if miner.match(x.text) is None]
+    ids += [int(miner.add_log_message(x.text)["cluster_id"]) for x in second]
+    counts = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
+                     if x.level not in ERROR_LEVELS)  # fmt: skip
+    new: list[LogLine] = []
+    seen: Counter[int] = Counter()
+    for x in alert:
+        cluster = miner.match(x.text)
+        if cluster is None:
+            new.append(x)
+        elif x.level not in ERROR_LEVELS:
+            seen[cluster.cluster_id] += 1
+    names = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
+    return Templates(new, usual, counts, seen, names)
+
+
+def dropped(t: Templates) -> tuple[float, int | None]:
+    """The strongest fall of a template's share of the service's lines, as -log10 of its
+    binomial lower tail (the baseline's share by Jeffreys' estimate), Bonferroni-corrected
+    over the templates tested; (0, None) when the alert window has no line to share."""
+    n_b, n_a = sum(t.base.values()), sum(t.alert.values())
+    if n_b == 0 or n_a == 0:
+        return 0.0, None
+    best, which = 0.0, None
+    for k, b in t.base.items():
+        share = (b + JEFFREYS) / (n_b + 2 * JEFFREYS)
+        p = min(1.0, len(t.base) * float(binom.cdf(t.alert.get(k, 0), n_a, share)))
+        if -math.log10(max(p, 1e-300)) > best:
+            best, which = -math.log10(max(p, 1e-300)), k
+    return best, which
+
+
+def _bursts(
+    base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows
+) -> list[tuple[float, str]]:
+    """Each out-of-band burst of a service's lines, (surprise, why)."""
+    (a0, a1), (b0, b1) = windows.alert, windows.baseline
+    span_a, span_b = a1 - a0, b1 - b0
+    errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
+    errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
+    found: list[tuple[float, str]] = []
+    s = surprise(errs_a, errs_b, span_a, span_b)
+    if s >= -math.log10(OUT_P):
+        found.append((s, f"{errs_a} error line(s) in the alert window, {errs_b} in the "
+                         f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
+    if len(base) >= MIN_BASELINE_LINES:
+        t = mine(base, alert, mid=b0 + span_b / 2)
+        s = surprise(len(t.new), len(t.usual), span_a, span_b / 2)
+        if s >= -math.log10(OUT_P):
+            found.append((s, f"{len(t.new)} line(s) of templates the baseline never showed "
+                             f"(its second half: {len(t.usual)} new to its first), "
+                             f"e.g. {t.new[0].text[:120]!r}: surprise {s:.1f}"))  # fmt: skip
+        s, k = dropped(t)
+        if k is not None and s >= -math.log10(OUT_P):
+            n_b, n_a = sum(t.base.values()), sum(t.alert.values())
+            found.append((s, f"{t.alert.get(k, 0)} of {n_a} line(s) of the template "
+                             f"{t.names[k][:120]!r}, {t.base[k]} of {n_b} in the baseline: "
+                             f"a code path that stopped running, surprise {s:.1f} "
+                             f"(over {len(t.base)} templates)"))  # fmt: skip
+    return found
 
 
 def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     if not facts.logs or facts.windows is None:
         return votes("logs", {}, abstained="no log lines of any candidate")
-    (a0, a1), (b0, b1) = facts.windows.alert, facts.windows.baseline
-    span_a, span_b = a1 - a0, b1 - b0
-    scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
+    found: dict[str, list[tuple[float, str]]] = {}
     for name, (base, alert) in facts.logs.items():
         if not base:  # a burst is a burst against something: no baseline lines, no verdict
             evidence[name] = (Evidence("logs", f"{len(alert)} line(s) in the alert window, none "
                                        "in the baseline: nothing to compare", "logs", 0.0,
                                        f"logs:{name}"),)  # fmt: skip
             continue
-        errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
-        errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
-        found: list[tuple[float, str]] = []
-        s = surprise(errs_a, errs_b, span_a, span_b)
-        if s >= -math.log10(OUT_P):
-            found.append((s, f"{errs_a} error line(s) in the alert window, {errs_b} in the "
-                             f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
-        if len(base) >= MIN_BASELINE_LINES:
-            new, usual = new_template_lines(base, alert, mid=b0 + span_b / 2)
-            s = surprise(len(new), len(usual), span_a, span_b / 2)
-            if s >= -math.log10(OUT_P):
-                found.append((s, f"{len(new)} line(s) of templates the baseline never showed "
-                                 f"(its second half: {len(usual)} new to its first), "
-                                 f"e.g. {new[0].text[:120]!r}: surprise {s:.1f}"))  # fmt: skip
-        if found:
-            best = max(found)
-            scores[name] = best[0]
-            evidence[name] = tuple(
-                Evidence("logs", why, "logs", round(v, 2), f"logs:{name}") for v, why in found
-            )
+        found[name] = _bursts(base, alert, facts.windows)
+    own = {name: max(f)[0] for name, f in found.items() if f}
+    calls: dict[str, set[str]] = defaultdict(set)
+    for e in facts.edges:
+        if e.src != e.dst:
+            calls[e.src].add(e.dst)
+    scores: dict[str, float] = {}
+    for name, strength in own.items():
+        below, by = max(((own.get(c, 0.0), c) for c in calls[name]), default=(0.0, ""))
+        why = [Evidence("logs", w, "logs", round(v, 2), f"logs:{name}") for v, w in found[name]]
+        if below > 0:
+            part = max(0.0, strength - below)
+            why.append(Evidence("logs", f"{by}, which it calls, burst too (surprise {below:.1f}): "
+                                f"its own part {part:.1f}", "logs", round(part, 2),
+                                f"logs:{by}"))  # fmt: skip
+        scores[name] = strength - below
+        evidence[name] = tuple(why)
     return votes("logs", scores, evidence, covered=[n for n, (b, _) in facts.logs.items() if b])

@@ -12,9 +12,9 @@ from sgtest import serve_http
 
 from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
-from stackgraph.rca.facts import Facts
+from stackgraph.rca.facts import EdgeFact, Facts
 from stackgraph.rca.model import LogLine
-from stackgraph.rca.scorers.logs import logs, new_template_lines, surprise
+from stackgraph.rca.scorers.logs import dropped, logs, mine, surprise
 from stackgraph.rca.sources import FileLogs, LokiLogs
 from stackgraph.rca.sources.logs import level_of
 from stackgraph.rca.windows import Windows
@@ -104,7 +104,7 @@ def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> Non
     sig = logs(facts, {})
     assert set(sig.scores) == {"bad"} and sig.scores["bad"] > 10
     assert any("templates the baseline never showed" in e.summary for e in sig.evidence["bad"])
-    assert len(new_template_lines(base, burst + quiet)[0]) == 12
+    assert len(mine(base, burst + quiet).new) == 12
     assert logs(Facts(anchor="a", windows=facts.windows), {}).abstained
 
 
@@ -119,8 +119,8 @@ def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
     fresh = tuple(_line(T0 + 10 * i, one_off(100 + i)) for i in range(12))
     windows = Windows((T0, T0 + 120), (T0 - 600, T0))
     sig = logs(Facts(anchor="a", windows=windows, logs={"chatty": (chatty, fresh)}), {})
-    new, usual = new_template_lines(chatty, fresh, mid=T0 - 300)
-    assert len(new) == 12 and len(usual) == 30 and sig.scores == {}
+    t = mine(chatty, fresh, mid=T0 - 300)
+    assert len(t.new) == 12 and len(t.usual) == 30 and sig.scores == {}
 
 
 def test_surprise_is_a_poisson_tail() -> None:
@@ -128,3 +128,50 @@ def test_surprise_is_a_poisson_tail() -> None:
     assert surprise(1, 10, 60, 600) < 1  # one error where one a minute is usual
     assert surprise(10, 0, 60, 600) > 15  # ten where none were in ten minutes
     assert surprise(10, 0, 60, 600) > surprise(10, 5, 60, 600)
+
+
+def test_a_caller_whose_callee_burst_as_strongly_keeps_only_its_own_part() -> None:
+    """The frontier rule: the failures a caller logs are its callee's seen through it."""
+    base = tuple(_line(T0 - 600 + i, f"served request {i} in {i % 7} ms") for i in range(300))
+
+    def errors(n: int) -> tuple[LogLine, ...]:
+        return tuple(_line(T0 + i, "call failed: 500", "ERROR") for i in range(n))
+
+    windows = Windows((T0, T0 + 120), (T0 - 600, T0))
+    edges = (EdgeFact("front", "orders"), EdgeFact("orders", "orders"))
+    same = {"front": (base, errors(12)), "orders": (base, errors(12))}
+    sig = logs(Facts(anchor="front", windows=windows, edges=edges, logs=same), {})
+    assert set(sig.scores) == {"orders"} and "front" in sig.covered
+    assert any("orders, which it calls, burst too" in e.summary for e in sig.evidence["front"])
+    more = {"front": (base, errors(30)), "orders": (base, errors(12))}
+    sig = logs(Facts(anchor="front", windows=windows, edges=edges, logs=more), {})
+    alone = logs(Facts(anchor="front", windows=windows, logs=more), {})
+    assert sig.scores["orders"] == alone.scores["orders"]
+    assert sig.scores["front"] == pytest.approx(alone.scores["front"] - alone.scores["orders"])
+
+
+def test_a_template_that_fell_silent_votes_a_fall_in_load_does_not() -> None:
+    """An exception between two log statements: the first still writes, the second stops.
+    Fewer requests lower both alike, and fewer error lines is no fault."""
+
+    def served(t0: float, n: int, step: float, *, saved: bool = True) -> tuple[LogLine, ...]:
+        out = []
+        for i in range(n):
+            out.append(_line(t0 + step * i, f"handling order {i} for user {i % 9}"))
+            if saved:
+                out.append(_line(t0 + step * i + 0.5, f"saved order {i} in {i % 5} ms"))
+        return tuple(out)
+
+    base = served(T0 - 600, 200, 3.0) + tuple(
+        _line(T0 - 600 + 7 * i, f"retry {i} failed", "ERROR") for i in range(40)
+    )
+    windows = Windows((T0, T0 + 120), (T0 - 600, T0))
+    facts = Facts(anchor="a", windows=windows, logs={
+        "broken": (base, served(T0, 40, 3.0, saved=False)),
+        "quieter": (base, served(T0, 10, 12.0)),
+    })  # fmt: skip
+    sig = logs(facts, {})
+    assert set(sig.scores) == {"broken"}
+    assert any("a code path that stopped running" in e.summary for e in sig.evidence["broken"])
+    t = mine(base, served(T0, 10, 12.0), mid=T0 - 300)
+    assert dropped(t)[0] < 1 and sum(t.base.values()) == 400  # the error lines left out
