@@ -215,3 +215,44 @@ def test_loki_errors_and_outages_are_results() -> None:
     unavailable = call_tool(TOOL, ToolContext(), {"service": "payment"})
     assert unavailable.status == ToolStatus.UNAVAILABLE and "Loki URL" in unavailable.summary
     assert "log files (logs_path)" in unavailable.summary
+
+
+def test_a_code_path_that_stopped_running_supports_a_service_without_error_lines(
+    tmp_path: Path, store: GraphStore
+) -> None:
+    """orders catches an exception between two log statements: the second fell silent, and
+    no error line is written, so error lines alone refuted it. shop, which calls orders,
+    lost its own line as far: that is orders' failure seen through shop."""
+    said = {
+        "handling order": "orders",
+        "saved the order to the database now": "orders",
+        "checkout begins": "shop",
+        "checkout got the order back from orders": "shop",
+    }
+    kept = ("handling order", "checkout begins")
+    with (tmp_path / "export.jsonl").open("w", encoding="utf-8") as fh:
+        for text, service in said.items():
+            for t, line in lines(100, text, *BASE) + (
+                lines(100, text, *WIN) if text in kept else []
+            ):
+                doc = {"labels": {"service_name": service}, "line": line,
+                       "timestamp": str(round(t * 1e9))}  # fmt: skip
+                fh.write(json.dumps(doc) + "\n")
+    batch = RecordBatch(
+        nodes=[NodeRecord("Service", {"name": n}) for n in ("shop", "orders")],
+        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "shop"}),
+                          NodeRef("Service", {"name": "orders"}), {}, "Tempo")],
+    )  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(batch).rejected
+    ctx = ToolContext(store=store, logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
+    result, verdict = run(ctx, "orders")
+    assert result.data["errors"] == 0 and verdict == Verdict.SUPPORTS
+    assert "'saved the order to the database now'" in result.summary
+    assert "a code path that stopped running" in result.summary
+    assert result.data["silent"]["window"] == 0 and result.data["silent"]["baseline"] == 100
+    result, verdict = run(ctx, "shop")
+    assert result.data["silent"]["from"] == "orders" and verdict == Verdict.INCONCLUSIVE
+    assert "it comes from orders" in result.summary
+    alone = dataclasses.replace(ctx, store=None)
+    assert run(alone, "shop")[1] == Verdict.SUPPORTS  # without the graph: no callee known
