@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from drain3 import TemplateMiner
 from drain3.template_miner_config import TemplateMinerConfig
 from scipy.stats import binom, poisson
@@ -111,13 +112,12 @@ def dropped(t: Templates) -> tuple[float, int | None]:
     n_b, n_a = sum(t.base.values()), sum(t.alert.values())
     if n_b == 0 or n_a == 0:
         return 0.0, None
-    best, which = 0.0, None
-    for k, b in t.base.items():
-        share = (b + JEFFREYS) / (n_b + 2 * JEFFREYS)
-        p = min(1.0, len(t.base) * float(binom.cdf(t.alert.get(k, 0), n_a, share)))
-        if -math.log10(max(p, 1e-300)) > best:
-            best, which = -math.log10(max(p, 1e-300)), k
-    return best, which
+    ids = list(t.base)
+    share = (np.array([t.base[k] for k in ids]) + JEFFREYS) / (n_b + 2 * JEFFREYS)
+    tail = binom.cdf(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
+    i = int(np.argmin(tail))
+    s = -math.log10(max(min(1.0, len(ids) * float(tail[i])), 1e-300))
+    return (s, ids[i]) if s > 0 else (0.0, None)
 
 
 def _bursts(
