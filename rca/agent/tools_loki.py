@@ -15,11 +15,6 @@ gets the check a Loki user gets. A window counts at most `rca.sources.logs.MAX_L
 Error lines that would support a suspect are checked against the services it calls
 (`downstream`): a callee's error lines that rose as strongly explain them (a caller logs
 its callee's failures), and the check is inconclusive for the suspect.
-
-Where the read path's log source can give the lines themselves, the check also asks whether
-a template of the suspect's lines fell silent (`silent_templates`, the read path's test): a
-code path that stopped running supports it, and keeps it from being refuted for logging no
-error, unless a callee's fell as far.
 """
 
 from __future__ import annotations
@@ -35,7 +30,6 @@ from .downstream import callees, explained_by
 from .evidence import Verdict
 from .http_get import get_json
 from .log_lines import line_verdict
-from .silent_templates import describe, silent_template
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
 LOGQL_LINES = 'sum(count_over_time({service_name="<<s>>"} [<<w>>s]))'
@@ -151,10 +145,6 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             row = next(r for r in rows if r["server"] == culprit)
             text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
                      f"→ {row['window']:.0f}): the errors come from {culprit}")  # fmt: skip
-    silent = silent_template(ctx, service, win)
-    if silent is not None:
-        facts["silent"] = silent
-        text += f"; {describe(silent)}"
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
 
@@ -176,12 +166,7 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     if verdict == Verdict.SUPPORTS and explained_by(
         "error_lines", _as_reading(result.data), callees_, _judge, 1.0
     ):
-        verdict = Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
-    silent = result.data.get("silent")
-    if silent is not None and silent["from"] is None:
-        return Verdict.SUPPORTS
-    if silent is not None and verdict == Verdict.REFUTES:
-        return Verdict.INCONCLUSIVE  # its callee's failure, not health
+        return Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
     return verdict
 
 
@@ -194,8 +179,7 @@ def loki_tool() -> Tool:
         name="loki_query",
         description=(
             "Count a service's log lines containing a word (default 'error', any case) in "
-            "Loki or the configured log files, in the alert window and in the window before it, "
-            "and find a template of its lines that fell silent (a code path that stopped)."
+            "Loki or the configured log files, in the alert window and in the window before it."
         ),
         parameters={
             "type": "object",
