@@ -1,7 +1,7 @@
 """Evidence and hypotheses: states and confidence derived from tool verdicts only.
 
     Candidate ──supports (any tool)──▶ Supported ──2 independent lines, none against──▶ Validated
-        └──────refutes (at least as many sources as support)──▶ Refuted
+        └──────refutes (at least as many sources as support, none showing it fail)──▶ Refuted
 
 Independence is counted by data source, not by tool (`DATA_SOURCE`): a line of evidence is
 one source among the supporting tools — metrics, logs, Kubernetes, change (Git/Flux).
@@ -54,6 +54,9 @@ DATA_SOURCE = {
 }
 """The data source each tool reads; tools on one source are one line of evidence between
 them. A tool not listed is a source of its own."""
+SHOWS_A_FAULT = frozenset({"metrics", "logs", "kubernetes"})
+"""Sources whose support is the suspect seen failing (a metric that rose, error lines, a
+crashing pod), as against a change (it changed) or the graph and memory (a claim re-read)."""
 WITH_BASELINE = "window+baseline"
 WINDOW_ONLY = "window"
 READS = {
@@ -177,11 +180,16 @@ class Hypothesis:
     @property
     def state(self) -> HypothesisState:
         """Sources, not tools, are weighed: git_log and git_show agreeing are one line, and
-        one measurement against them weighs as much."""
+        one measurement against them weighs as much. But a fault shows in some signals, not
+        all (a saturated service need not log errors, a failing one need not slow down), so
+        a healthy signal is no evidence against a fault another source shows failing
+        (`SHOWS_A_FAULT`): against such a source it only lowers the confidence and keeps the
+        hypothesis from Validated. A change alone (the suspect changed, nothing shows it
+        failing) is refuted by as many healthy measurements as before."""
         t = self._tally()
         if not t.pro and not t.con:
             return HypothesisState.CANDIDATE
-        if len(t.con) >= len(t.pro):
+        if len(t.con) >= len(t.pro) and not t.pro & SHOWS_A_FAULT:
             return HypothesisState.REFUTED
         if len(t.pro - NOT_A_LINE) >= 2 and not t.con and not t.objections:
             return HypothesisState.VALIDATED

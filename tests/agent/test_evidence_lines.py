@@ -61,12 +61,30 @@ def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
         ((("git_log", S), ("git_show", S), ("prometheus_query", R)), HypothesisState.REFUTED),
         ((("git_log", S), ("git_show", S), ("prometheus_query", S)), HypothesisState.VALIDATED),
         ((("query_stack_graph", N), ("git_log", N)), HypothesisState.CANDIDATE),
+        # a fault shows in some signals: a healthy one does not refute what another shows
+        ((("prometheus_query", S), ("loki_query", R)), HypothesisState.SUPPORTED),
+        ((("loki_query", S), ("prometheus_query", R)), HypothesisState.SUPPORTED),
+        (
+            (("k8s_pod_status", S), ("prometheus_query", R), ("loki_query", R)),
+            HypothesisState.SUPPORTED,
+        ),
+        # a change alone shows nothing failing: a healthy measurement weighs as much
+        ((("git_log", S), ("loki_query", R)), HypothesisState.REFUTED),
     ],
 )
 def test_lines_are_data_sources(
     checks: tuple[tuple[str, Verdict], ...], state: HypothesisState
 ) -> None:
     assert hyp(*checks).state == state
+
+
+def test_a_healthy_signal_lowers_the_confidence_of_a_fault_another_shows() -> None:
+    """CPU doubled, and the logs hold no error line: the service is saturated, not failing
+    by errors. Supported at the rule of succession's 1/2, never Validated."""
+    h = hyp(("prometheus_query", S), ("loki_query", R), ("git_log", S), prior=0.0)
+    assert h.state == HypothesisState.SUPPORTED
+    assert h.confidence == pytest.approx(3 / 5, abs=1e-3)
+    assert hyp(("prometheus_query", S), ("loki_query", R)).confidence == pytest.approx(0.5)
 
 
 def test_the_graph_decides_nothing_once_an_independent_source_judged() -> None:
