@@ -25,9 +25,9 @@ The vote is the larger surprise, -log10 of the tail probability, beyond the larg
 services it calls (the frontier rule of `telemetry` and `traversal`, and of the agent's
 `loki_query`): a caller of a failing service logs the failures it gets back, so where a
 callee burst as strongly, the caller's burst is the callee's seen through it, and it keeps
-only its own part. A candidate without a
-line in the baseline window gets no verdict (a burst is only a burst against something);
-the scorer abstains when no candidate has a log line in either window.
+only its own part. A candidate without a line in the baseline window gets no verdict (a
+burst is only a burst against something); the scorer abstains when no candidate has a log
+line in either window.
 """
 
 from __future__ import annotations
