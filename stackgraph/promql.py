@@ -23,7 +23,7 @@ from importlib import resources
 from stackgraph.config import Settings
 from stackgraph.errors import ConfigError, InputError
 
-__all__ = ["PromQLNames", "Templates", "label_value", "render"]
+__all__ = ["PromQLNames", "Templates", "duration_s", "label_value", "render"]
 
 _SLOT = re.compile(r"<<([a-z_]+)>>")
 _TEMPLATE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -98,6 +98,17 @@ class Templates:
         return sorted(
             p.name[: -len(".promql")] for p in root.iterdir() if p.name.endswith(".promql")
         )
+
+
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0,
+           "y": 31536000.0}  # fmt: skip
+
+
+def duration_s(text: str) -> float:
+    """Seconds in a PromQL duration (`1m`, `1h30m`); a y is 365 days, as Prometheus has it."""
+    if not _DURATION.match(text):
+        raise ConfigError(f"{text!r} is not a PromQL duration")
+    return sum(float(n) * _UNIT_S[u] for n, u in re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", text))
 
 
 @cache

@@ -11,7 +11,7 @@ least equal to S's. Where one does, S's rise is the callee's seen through S, and
 says so and is inconclusive for S (a tie goes to the callee, the deeper of the two, as in
 the read path's frontier).
 
-One more range query (and one instant query for the short window) per check, by `server`,
+One more range query (and one instant query per shorter window) per check, by `server`,
 over the series whose `client` is S: Tempo's service graph keeps both labels. Log lines
 carry no caller, so `loki_query` asks the graph for the services S calls (`callees`) and
 counts theirs the same way: a callee's error lines that rose as strongly explain S's.
@@ -75,12 +75,12 @@ def read_callees(
     ctx: ToolContext,
     query: Callable[[float], str],
     win: Windows,
-    short_s: float | None,
+    shorter: Mapping[str, float],
     older: tuple[float, float] | None,
 ) -> list[dict[str, Any]] | ToolResult:
     """Each callee's value in the window, the equal span before it (or `older`, the plan's
-    baseline, when the check compared with that) and the last `short_s`: `query(span_s)` is
-    the PromQL over a span."""
+    baseline, when the check compared with that) and each window of `shorter` (key → span,
+    ending at the alert): `query(span_s)` is the PromQL over a span."""
     url = str(ctx.prometheus_url)
     data = get_json(url, "/api/v1/query_range", {
         "query": query(win.span_s), "start": f"{win.start:.3f}", "end": f"{win.end:.3f}",
@@ -93,9 +93,7 @@ def read_callees(
         row = rows.setdefault(server, {"server": server, "window": None, "baseline": None})
         for t, v in points:
             row["window" if abs(t - win.end) < 1e-3 else "baseline"] = v
-    extra: list[tuple[str, float, float]] = []
-    if short_s is not None:
-        extra.append(("short", short_s, win.end))
+    extra = [(key, span, win.end) for key, span in shorter.items()]
     if older is not None:
         extra.append(("baseline", older[1] - older[0], older[1]))
     for field, span, at in extra:
@@ -114,18 +112,17 @@ def explained_by(
     own: Mapping[str, Any],
     callees: Sequence[Mapping[str, Any]],
     judge: Judge,
-    share: float,
+    shares: Mapping[str, float],
 ) -> str | None:
     """The callee whose calls explain every window in which `own` supports, the one that
     rose most in the first (None: some supporting window is the service's own). `own` and
-    each callee hold `window`, `baseline` and optionally `short` (`share`: the short
-    window's length over the long's)."""
+    each callee hold `baseline` and a reading per window of `shares` (key → the window's
+    length over the long one's)."""
     if not callees:
         return None
-    windows = [("window", 1.0), ("short", share)]
     supporting = [
         (key, part)
-        for key, part in windows
+        for key, part in shares.items()
         if own.get(key) is not None
         and judge(signal, float(own[key]), _opt(own.get("baseline")), part) == Verdict.SUPPORTS
     ]

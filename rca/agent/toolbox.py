@@ -87,6 +87,8 @@ class ToolContext:
     """The read path's kinds the installation replaced (`telemetry_extra_promql`)."""
     latency_unit_s: float = 1.0
     """Seconds per unit of the latency histograms (`telemetry_latency_unit_s`)."""
+    rate_window_s: float = 60.0
+    """The read path's rate window (`metrics_window`): the finest span it measures."""
     window_s: float = 1800.0
     memory: Any = None
     """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""

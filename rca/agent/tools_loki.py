@@ -140,7 +140,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             if not isinstance(got, ToolResult) and got[1]["lines"]:
                 rows.append({"server": callee, **_as_reading(got[1])})
         facts["callees"] = rows
-        culprit = explained_by("error_lines", _as_reading(facts), rows, _judge, 1.0)
+        culprit = explained_by("error_lines", _as_reading(facts), rows, _judge, {"window": 1.0})
         if culprit is not None:
             row = next(r for r in rows if r["server"] == culprit)
             text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
@@ -164,7 +164,7 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     verdict = line_verdict(result.data)
     callees_ = result.data.get("callees") or ()
     if verdict == Verdict.SUPPORTS and explained_by(
-        "error_lines", _as_reading(result.data), callees_, _judge, 1.0
+        "error_lines", _as_reading(result.data), callees_, _judge, {"window": 1.0}
     ):
         return Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
     return verdict

@@ -7,8 +7,9 @@ with `step` equal to the window gives both numbers: the point at the alert time 
 alert window, the point one window earlier covers the baseline. When that earlier point has
 no data (a scrape gap, a recording made apart) and the plan found a baseline that holds some
 (`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
-the result says so: a level judged alone is the weakest verdict this tool gives. One more
-instant query reads the last `SHORT_S` before the alert, judged against the same baseline.
+the result says so: a level judged alone is the weakest verdict this tool gives. Two more
+instant queries read the last `SHORT_S` before the alert and the read path's rate window
+before it (`SHORTER`), each judged against the same baseline.
 An error ratio or p95 that rose is checked against the calls the service makes
 (`downstream`): a rise its callee's calls show as strongly is the callee's, not its own.
 """
@@ -22,8 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 from stackgraph.config import Settings
-from stackgraph.promql import PromQLNames, Templates, render
+from stackgraph.promql import PromQLNames, Templates, duration_s, render
 
+from ..series import MIN_POINTS, out_of_band
 from ..sources.prometheus import BUILTIN_KINDS
 from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
@@ -76,10 +78,18 @@ P95_BAD_S = 1.0
 P95_FAST_S = 0.3
 """...and one at or below this refutes."""
 
+SHORTER = ("short", "latest")
+BAND_OF: Mapping[str, str] = MappingProxyType({"error_rate": "errors", "latency_p95": "latency"})
+"""signal → the read path's kind whose band rule (`rca.series.out_of_band`) judges it."""
 SHORT_S = ALERT_LEAD_S
 """The second, short window: the 5 minutes before the alert, over which an alerting rule's
 cause had to move (`rca.windows`). Judged beside the long one (`ToolContext.window_s`), as
-multiwindow alerting does, so a fault of the last minutes is not diluted in half an hour."""
+multiwindow alerting does, so a fault of the last minutes is not diluted in half an hour.
+The third, `latest`, is the read path's rate window (`ToolContext.rate_window_s`) just
+before the alert: an alert fires while its cause is present, and a fault that began a
+minute or two before it fills that window where the short one still dilutes it. One
+minute's reading wanders more than half an hour's, so it supports only beyond the band of
+the baseline's own readings over a minute (`_supporting`)."""
 
 
 def context_fields(settings: Settings) -> dict[str, Any]:
@@ -88,6 +98,7 @@ def context_fields(settings: Settings) -> dict[str, Any]:
         "promql": PromQLNames.from_settings(settings),
         "promql_templates": dict(settings.telemetry_extra_promql),
         "latency_unit_s": settings.telemetry_latency_unit_s,
+        "rate_window_s": duration_s(settings.metrics_window),
     }
 
 
@@ -168,14 +179,15 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             return ToolResult(ToolStatus.NO_DATA, "no failed call of any service is recorded "
                               "(spans without a status?): an error ratio of 0 is not measured",
                               facts)  # fmt: skip
-    short: float | None = None
-    if win.span_s > SHORT_S:  # a window no longer than SHORT_S is its own short window
-        short_q = promql(ctx.promql, template, service, SHORT_S, _unit(ctx, signal))
-        read = _instant(ctx, short_q, win.end)
+    last = ""
+    for key, span in _shorter(ctx, win).items():
+        read = _instant(ctx, promql(ctx.promql, template, service, span, _unit(ctx, signal)),
+                        win.end)  # fmt: skip
         if isinstance(read, ToolResult):
             return read
-        short = read
-        facts.update(short=short, short_s=SHORT_S)
+        if read is not None:
+            facts.update({key: read, f"{key}_s": span})
+            last += f", {_show(signal, read)} in the last {_span(span)}"
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
@@ -188,7 +200,13 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             facts.update(baseline=found, baseline_window=list(older))
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
-    last = f", {_show(signal, short)} in the last {SHORT_S / 60:g} min" if short is not None else ""
+    if facts.get("latest") is not None:
+        base = facts.get("baseline_window") or win.baseline
+        latest_q = promql(ctx.promql, template, service, ctx.rate_window_s, _unit(ctx, signal))
+        band = _readings(ctx, latest_q, (float(base[0]), float(base[1])), ctx.rate_window_s)
+        if isinstance(band, ToolResult):
+            return band
+        facts["latest_band"] = band
     text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
             f"({_show(signal, facts['baseline'])}){last} (Prometheus)")  # fmt: skip
     if signal in DOWNSTREAM:
@@ -208,19 +226,82 @@ def _callees(
             ctx.promql, AGENT.load(DOWNSTREAM[signal]), service, span, _unit(ctx, signal)
         ),
         win,
-        SHORT_S if facts.get("short") is not None else None,
+        {key: float(facts[f"{key}_s"]) for key in SHORTER if facts.get(key) is not None},
         (float(older[0]), float(older[1])) if older else None,
     )
     if isinstance(rows, ToolResult):
         return f"; its calls to other services could not be read ({rows.summary})"
     facts["callees"] = rows
-    share = SHORT_S / win.span_s
-    callee = explained_by(signal, facts, rows, _judge, share)
+    callee = explained_by(signal, facts, rows, _judge, _supporting(facts, win.span_s))
     if callee is None:
         return ""
     row = next(r for r in rows if r["server"] == callee)
     return (f"; its calls to {callee} rose as much ({_show(signal, row['baseline'])} → "
             f"{_show(signal, row['window'])}): the rise comes from {callee}")  # fmt: skip
+
+
+def _shorter(ctx: ToolContext, win: Windows) -> dict[str, float]:
+    """The windows judged beside the long one (`SHORT_S`), each shorter than the last."""
+    spans: dict[str, float] = {}
+    longest = win.span_s
+    for key, span in zip(SHORTER, (SHORT_S, ctx.rate_window_s), strict=True):
+        if span < longest:
+            spans[key] = longest = span
+    return spans
+
+
+def _shares(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
+    """Each window read, with its length over the long one's."""
+    shares = {"window": 1.0}
+    for key in SHORTER:
+        if data.get(key) is not None:
+            shares[key] = float(data.get(f"{key}_s") or long_s) / long_s
+    return shares
+
+
+def _supporting(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
+    """The windows whose reading supports (`_judge`): the latest only beyond the band of
+    the baseline's readings over as short a span (`BAND_OF`), since one minute's reading
+    wanders more than half an hour's."""
+    raw = data.get("baseline")
+    b = None if raw is None else float(raw)
+    signal = str(data["signal"])
+    return {
+        key: part
+        for key, part in _shares(data, long_s).items()
+        if _judge(signal, float(data[key]), b, part) == Verdict.SUPPORTS
+        and (key != "latest" or _beyond_band(signal, data))
+    }
+
+
+def _beyond_band(signal: str, data: Mapping[str, Any]) -> bool:
+    band = [float(v) for v in data.get("latest_band") or ()]
+    if len(band) < MIN_POINTS:
+        return False  # too few readings to know how far one minute wanders
+    return bool(out_of_band(band, [float(data["latest"])], BAND_OF.get(signal, signal))[0])
+
+
+def _readings(
+    ctx: ToolContext, query: str, span: tuple[float, float], step_s: float
+) -> list[float] | ToolResult:
+    """The worst value of `query` at each `step_s` over `span` (its first reading a step
+    in, so each covers the span only)."""
+    data = get_json(str(ctx.prometheus_url), "/api/v1/query_range", {
+        "query": query, "start": f"{span[0] + step_s:.3f}", "end": f"{span[1]:.3f}",
+        "step": f"{step_s:.3f}"}, "Prometheus")  # fmt: skip
+    if isinstance(data, ToolResult):
+        return data
+    worst: dict[float, float] = {}
+    for series in data.get("result", []):
+        for t, value in series.get("values", []):
+            number = _finite(value)
+            if number is not None:
+                worst[float(t)] = max(worst.get(float(t), number), number)
+    return [worst[t] for t in sorted(worst)]
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
 def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None:
@@ -258,24 +339,21 @@ def _show(signal: str, value: float | None) -> str:
 
 
 def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
-    """Each window judged against the baseline (`_judge`): either supporting supports, both
+    """Each window judged against the baseline (`_judge`): any supporting supports, all
     refuting refutes, else inconclusive. The long window sees a fault that began up to
-    `window_s` ago; the short one a fault of the last minutes that the long one dilutes."""
+    `window_s` ago; the shorter ones a fault of the last minutes that it dilutes."""
     if result.status != ToolStatus.SUCCESS:
         return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
     raw = result.data.get("baseline")
     b = None if raw is None else float(raw)
     long_s = float(result.data.get("window_s") or window_s)
-    verdicts = {_judge(signal, float(result.data["window"]), b, 1.0)}
-    short = result.data.get("short")
-    if short is not None:
-        short_s = float(result.data.get("short_s") or long_s)
-        verdicts.add(_judge(signal, float(short), b, short_s / long_s))
-    if Verdict.SUPPORTS in verdicts:
+    shares = _shares(result.data, long_s)
+    verdicts = {_judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}
+    supporting = _supporting(result.data, long_s)
+    if supporting:
         callees = result.data.get("callees") or ()
-        share = float(result.data.get("short_s") or long_s) / long_s
-        if explained_by(signal, result.data, callees, _judge, share) is not None:
+        if explained_by(signal, result.data, callees, _judge, supporting) is not None:
             return Verdict.INCONCLUSIVE  # the rise is a callee's, seen through the suspect
         return Verdict.SUPPORTS
     if verdicts == {Verdict.REFUTES}:

@@ -72,13 +72,20 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "frontend": (Phase(3, 0.05), Phase(60, 0.5)),  # errors and p95 rise: its callees'
     "gateway": (Phase(3, 0.05), Phase(120, 0.05)),  # errors 1% -> 40%, its own
     "basket": (Phase(0, 0.04), Phase(0, 0.04)),  # gateway's one callee, healthy
+    "carrier": (Phase(1, 0.05), Phase(1, 0.05)),  # steady, then LATE
+    "shop": (Phase(1, 0.05), Phase(1, 0.6)),  # p95 rises: it waits on warehouse's network
+    "warehouse": (Phase(1, 0.05), Phase(1, 0.05)),  # serves as fast as ever
 }
-CLIENT = {"frontend": "user", "gateway": "user", "basket": "gateway"}
+CLIENT = {"frontend": "user", "gateway": "user", "basket": "gateway", "carrier": "user",
+          "shop": "user", "warehouse": "shop"}  # fmt: skip
+WAITED = {"warehouse": (Phase(1, 0.05), Phase(1, 0.6))}
+"""Client-side p95 (as the caller waits, network included), where it differs from the
+server's: a delay on warehouse's network, which its own spans do not see."""
 """Who calls each server (default frontend): frontend calls payment, whose errors rise as
 much as its own, and inventory, whose p95 rises more; gateway calls only healthy basket."""
-LATE = {"shipping": Phase(30, 0.05)}
-"""The last 5 minutes only: 10% errors, about 2% over the whole 30-minute window."""
-LATE_STEPS = 20
+LATE = {"shipping": (Phase(30, 0.05), 20), "carrier": (Phase(60, 0.05), 4)}
+"""A fault of the last steps only: shipping 10% errors in the last 5 minutes, about 2% over
+the whole 30-minute window; carrier 20% in the last minute, about 4% over the last 5."""
 CORES = {False: 0.1, True: 0.5}
 """payment's CPU (cores) before and in the alert window; its memory stays at MEMORY bytes."""
 MEMORY = 3 * 2**28
@@ -104,7 +111,7 @@ def openmetrics() -> str:
     step_values: dict[str, list[tuple[Phase, int]]] = {}
     for server, (one, two) in SERIES.items():
         step_values[server] = [
-            (LATE[server] if server in LATE and i >= POINTS - LATE_STEPS
+            (LATE[server][0] if server in LATE and i >= POINTS - LATE[server][1]
              else one if i < CHANGE else two, i)
             for i in range(POINTS)
         ]  # fmt: skip
@@ -144,6 +151,17 @@ def openmetrics() -> str:
 
     service_graph("traces_service_graph_request", "traces_service_graph_request_server_seconds",
                   SERIES)  # fmt: skip
+    hist = "traces_service_graph_request_client_seconds"
+    lines.append(f"# TYPE {hist} histogram")
+    for server, phases in WAITED.items():
+        for le in [*BUCKETS, math.inf]:
+            total = 0
+            for i in range(POINTS):
+                phase = phases[0] if i < CHANGE else phases[1]
+                total += PER_STEP if le == math.inf else phase.bucket(le)
+                le_text = "+Inf" if le == math.inf else f"{le:g}"
+                lines.append(f'{hist}_bucket{{{edge(server)},le="{le_text}"}} {total} '
+                             f"{START + i * STEP}")  # fmt: skip
     service_graph("mesh_request", "mesh_request_seconds", ["payment"])
     service_graph("ms_request", "ms_request_duration", ["frontend", "inventory", "payment"],
                   le_unit=0.001)  # fmt: skip
@@ -225,6 +243,17 @@ def test_a_rise_its_callees_show_as_strongly_is_theirs(promurl: str) -> None:
                       float(WINDOW)) == Verdict.SUPPORTS  # fmt: skip
 
 
+def test_a_callee_slowed_by_its_network_is_seen_as_the_caller_waits(promurl: str) -> None:
+    """shop's p95 rises because its calls to warehouse wait longer on warehouse's network:
+    warehouse's own spans are as fast as ever, and the calls as shop waits for them (the
+    client-side histogram, the read path's `edge_latency`) rose as much."""
+    latency, verdict = measure(promurl, "shop", "latency_p95")
+    (warehouse,) = latency.data["callees"]
+    assert warehouse["window"] > 2 * warehouse["baseline"]
+    assert "its calls to warehouse rose as much" in latency.summary
+    assert verdict == Verdict.INCONCLUSIVE
+
+
 def test_a_rise_of_its_own_supports_beside_healthy_callees(promurl: str) -> None:
     result, verdict = measure(promurl, "gateway", "error_rate")
     assert result.data["callees"] == []  # basket never failed: it has no error ratio at all
@@ -295,9 +324,45 @@ def test_a_fault_of_the_last_minutes_is_seen_in_the_short_window(promurl: str) -
     assert result.data["short_s"] == 300
     assert "in the last 5 min" in result.summary
     assert verdict == Verdict.SUPPORTS
-    alone = {**result.data, "short": None}
+    alone = {**result.data, "short": None, "latest": None}
     assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "shipping", float(END),
                       float(WINDOW)) == Verdict.INCONCLUSIVE  # fmt: skip
+
+
+def test_a_fault_of_the_last_minute_is_seen_in_the_rate_window(promurl: str) -> None:
+    """An alert fires while its cause is present: 20% errors over the last minute (the
+    read path's rate window), diluted to about 4% over 5 minutes and under 1% over 30
+    (inconclusive both), supports."""
+    result, verdict = measure(promurl, "carrier", "error_rate")
+    assert result.data["window"] < 0.01 and 0.01 < result.data["short"] < 0.05
+    assert result.data["latest"] == pytest.approx(0.2, rel=0.05)
+    assert result.data["latest_s"] == 60
+    assert len(result.data["latest_band"]) == 30  # its 30 baseline minutes, 0.33% each
+    assert "in the last 1 min" in result.summary
+    assert verdict == Verdict.SUPPORTS
+    alone = {**result.data, "latest": None}
+    assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "carrier", float(END),
+                      float(WINDOW)) == Verdict.INCONCLUSIVE  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("band", "verdict"),
+    [
+        ([0.03] * 30, Verdict.SUPPORTS),  # steady: 8% is far out
+        ([0.02, 0.09, 0.03, 0.1, 0.01, 0.08] * 5, Verdict.INCONCLUSIVE),  # it often read 8%
+        ([0.03, 0.03], Verdict.INCONCLUSIVE),  # two readings: no band
+    ],
+)
+def test_the_last_minute_supports_only_beyond_the_baselines_own_minutes(
+    band: list[float], verdict: Verdict
+) -> None:
+    """8% errors in the last minute against a 3% baseline doubles it, but a service whose
+    minutes wander that far shows no fault in one of them."""
+    data = {"signal": "error_rate", "window": 0.03, "baseline": 0.03, "short": 0.03,
+            "short_s": 300.0, "latest": 0.08, "latest_s": 60.0, "latest_band": band,
+            "window_s": 1800.0}  # fmt: skip
+    result = ToolResult(ToolStatus.SUCCESS, "", data)
+    assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
 
 
 @pytest.mark.parametrize(
