@@ -16,7 +16,6 @@ An error ratio or p95 that rose is checked against the calls the service makes
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -32,6 +31,7 @@ from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
 from .evidence import Verdict
 from .http_get import get_json
+from .prom_reads import finite, instant, readings
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
 AGENT = Templates(__package__ or "stackgraph.rca.agent")
@@ -134,11 +134,6 @@ def _unit(ctx: ToolContext, signal: str) -> float:
     return ctx.latency_unit_s if signal == "latency_p95" else 1.0
 
 
-def _finite(value: str) -> float | None:
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     signal, service = str(args["signal"]), str(args["service"])
     win = Windows.ending_at(ctx.now(), ctx.window_s)
@@ -160,7 +155,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     for series in data.get("result", []):
         for t, value in series.get("values", []):
             at = "window" if abs(float(t) - win.end) < 1e-3 else "baseline"
-            number = _finite(value)
+            number = finite(value)
             if number is not None:
                 points[at].append(number)
     window = max(points["window"], default=None)
@@ -172,7 +167,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                           facts)  # fmt: skip
     if signal == "error_rate" and window == 0 and not baseline:
         ever = promql(ctx.promql, AGENT.load(FAILURES_RECORDED), service, 2 * win.span_s)
-        recorded = _instant(ctx, ever, win.end)
+        recorded = instant(ctx, ever, win.end)
         if isinstance(recorded, ToolResult):
             return recorded
         if recorded is None:
@@ -181,7 +176,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                               facts)  # fmt: skip
     last = ""
     for key, span in _shorter(ctx, win).items():
-        read = _instant(ctx, promql(ctx.promql, template, service, span, _unit(ctx, signal)),
+        read = instant(ctx, promql(ctx.promql, template, service, span, _unit(ctx, signal)),
                         win.end)  # fmt: skip
         if isinstance(read, ToolResult):
             return read
@@ -193,7 +188,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if baseline is None and older is not None:
         span = older[1] - older[0]
         older_q = promql(ctx.promql, template, service, span, _unit(ctx, signal))
-        found = _instant(ctx, older_q, older[1])
+        found = instant(ctx, older_q, older[1])
         if isinstance(found, ToolResult):
             return found
         if found is not None:
@@ -203,7 +198,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if facts.get("latest") is not None:
         base = facts.get("baseline_window") or win.baseline
         latest_q = promql(ctx.promql, template, service, ctx.rate_window_s, _unit(ctx, signal))
-        band = _readings(ctx, latest_q, (float(base[0]), float(base[1])), ctx.rate_window_s)
+        band = readings(ctx, latest_q, (float(base[0]), float(base[1])), ctx.rate_window_s)
         if isinstance(band, ToolResult):
             return band
         facts["latest_band"] = band
@@ -281,25 +276,6 @@ def _beyond_band(signal: str, data: Mapping[str, Any]) -> bool:
     return bool(out_of_band(band, [float(data["latest"])], BAND_OF.get(signal, signal))[0])
 
 
-def _readings(
-    ctx: ToolContext, query: str, span: tuple[float, float], step_s: float
-) -> list[float] | ToolResult:
-    """The worst value of `query` at each `step_s` over `span` (its first reading a step
-    in, so each covers the span only)."""
-    data = get_json(str(ctx.prometheus_url), "/api/v1/query_range", {
-        "query": query, "start": f"{span[0] + step_s:.3f}", "end": f"{span[1]:.3f}",
-        "step": f"{step_s:.3f}"}, "Prometheus")  # fmt: skip
-    if isinstance(data, ToolResult):
-        return data
-    worst: dict[float, float] = {}
-    for series in data.get("result", []):
-        for t, value in series.get("values", []):
-            number = _finite(value)
-            if number is not None:
-                worst[float(t)] = max(worst.get(float(t), number), number)
-    return [worst[t] for t in sorted(worst)]
-
-
 def _span(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
@@ -312,16 +288,6 @@ def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None
     if base is None or not base[0] < base[1] <= win.start:
         return None
     return base
-
-
-def _instant(ctx: ToolContext, query: str, at: float) -> float | ToolResult | None:
-    """The worst value of `query` at `at`, None when nothing was recorded."""
-    data = get_json(str(ctx.prometheus_url), "/api/v1/query",
-                    {"query": query, "time": f"{at:.3f}"}, "Prometheus")  # fmt: skip
-    if isinstance(data, ToolResult):
-        return data
-    values = [_finite(r["value"][1]) for r in data.get("result", []) if "value" in r]
-    return max((v for v in values if v is not None), default=None)
 
 
 def _show(signal: str, value: float | None) -> str:
