@@ -7,6 +7,7 @@ tool, so the model never chooses where a request goes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import httpx
@@ -17,6 +18,14 @@ HTTP_TIMEOUT_S = 10.0
 """Below every telemetry tool's own timeout, so a hung server frees the worker too."""
 
 
+@cache
+def _client() -> httpx.Client:
+    """One pooled client for every tool's GETs (it can be shared between threads): a client
+    per request builds a TLS context each time, which was most of a check's cost, and
+    opens a connection each time."""
+    return httpx.Client()
+
+
 def get_json(
     base: str, path: str, params: Mapping[str, str], what: str, timeout_s: float = HTTP_TIMEOUT_S
 ) -> dict[str, Any] | ToolResult:
@@ -24,7 +33,7 @@ def get_json(
     saying why not (unreachable, timed out, HTTP error with the server's message)."""
     url = f"{base.rstrip('/')}{path}"
     try:
-        resp = httpx.get(url, params=dict(params), timeout=timeout_s)
+        resp = _client().get(url, params=dict(params), timeout=timeout_s)
     except httpx.TimeoutException:
         return ToolResult(ToolStatus.TIMEOUT, f"{what} did not answer in {timeout_s:g} s")
     except httpx.HTTPError as exc:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometheus
 from tool_servers import serve_json
@@ -327,6 +328,23 @@ def test_a_fault_of_the_last_minutes_is_seen_in_the_short_window(promurl: str) -
     alone = {**result.data, "short": None, "latest": None}
     assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "shipping", float(END),
                       float(WINDOW)) == Verdict.INCONCLUSIVE  # fmt: skip
+
+
+def _accepted(url: str) -> float:
+    """Connections Prometheus has accepted on its HTTP listener (its own metric)."""
+    text = httpx.get(f"{url}/metrics", timeout=10.0).text
+    line = next(x for x in text.splitlines()
+                if x.startswith("net_conntrack_listener_conn_accepted_total{"))  # fmt: skip
+    return float(line.rsplit(" ", 1)[1])
+
+
+def test_a_check_reuses_one_connection(promurl: str) -> None:
+    """A check is several GETs (the windows, the band, the callees): over one pooled
+    connection, not one connection (and TLS context) each."""
+    before = _accepted(promurl)
+    result, _ = measure(promurl, "frontend", "error_rate")
+    assert result.status == ToolStatus.SUCCESS and len(result.data["callees"]) >= 2
+    assert _accepted(promurl) - before <= 2  # the tool's pooled one, and this read's own
 
 
 def test_a_fault_of_the_last_minute_is_seen_in_the_rate_window(promurl: str) -> None:
