@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import binomtest
-
 from stackgraph.memory.knowledge import Knowledge, Proposal, Trajectory, apply
+
+from .intervals import better_p
 
 __all__ = [
     "ALPHA",
@@ -125,7 +125,7 @@ def outer(
 def significant(fixes: int, breaks: int) -> bool:
     """McNemar's exact test on the paired outcomes: more fixes than breaks, beyond
     chance at ALPHA (one-sided binomial on the discordant pairs)."""
-    return fixes > breaks and binomtest(fixes, fixes + breaks, 0.5, "greater").pvalue < ALPHA
+    return fixes > breaks and better_p(fixes, breaks) < ALPHA
 
 
 def _changed(live: Mapping[str, Score], candidate: Mapping[str, Score]) -> tuple[int, int]:

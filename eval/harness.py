@@ -36,7 +36,7 @@ from .lane_files import write_logs, write_spans
 from .openmetrics import place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
-from .scorecard import CaseResult, scorecard
+from .scorecard import OURS, CaseResult, scorecard
 
 ENTRY_POINTS = "stackgraph.datasets"
 Adapter = Callable[[Path], list[Case]]
@@ -110,8 +110,8 @@ def methods_for(cases: list[Case]) -> dict[str, Method]:
 
 
 def _score(replay: Replay, methods: dict[str, Method], ablation: bool = False) -> CaseResult:
-    ranks = {"stackgraph": replay.ranking}
-    seconds = {"stackgraph": replay.seconds["investigate"]}
+    ranks = {OURS: replay.ranking}
+    seconds = {OURS: replay.seconds["investigate"]}
     if ablation:
         ranks |= ablations(replay.plan, replay.case.services)
     for name, fn in methods.items():

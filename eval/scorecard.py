@@ -3,7 +3,10 @@ method was given, every case's ranks, and what went wrong on the way (fail-open 
 alerts that had to be placed by the fallback, skipped cases).
 
 AC@k = fraction of cases whose labelled root cause is in the top k; Avg@5 = mean of
-AC@1..AC@5; MRR = mean of 1/rank (0 when the root cause is not ranked at all).
+AC@1..AC@5; MRR = mean of 1/rank (0 when the root cause is not ranked at all). Each AC@1
+comes with its 95% Wilson interval, and StackGraph's against every other method's is a
+paired comparison on the same cases (`eval.intervals`): the cases only one of the two
+ranked first, and the one-sided p that StackGraph is the better.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from typing import Any
 from .alerting import FALLBACK_DELAY_S, AlertTime
 from .baselines import inputs_of
 from .datasets.model import Case
+from .intervals import better_p, wilson
+
+OURS = "stackgraph"
+"""The method the paired comparisons are about."""
 
 
 @dataclass
@@ -85,7 +92,7 @@ def attempts_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     acc = {f"acc@3,{i}": round(sum(any(a["sufficient"] for a in r.attempts[:i])
                                    for r in tried) / n, 4)
            for i in range(1, most + 1)}  # fmt: skip
-    ranks = [rank_of(r.ranks["stackgraph"], r.case.root_cause) for r in results]
+    ranks = [rank_of(r.ranks[OURS], r.case.root_cause) for r in results]
     further = {f"default_ac@{3 * i}": round(sum(0 < p <= 3 * i for p in ranks) / n, 4)
                for i in range(1, most + 1)}  # fmt: skip
     stages: dict[str, dict[str, float]] = {}
@@ -123,6 +130,8 @@ def scorecard(
         m: dict[str, Any] = metrics(ranking, truths)
         took = [r.seconds[name] for r in results if name in r.seconds]
         m["seconds_per_case"] = round(sum(took) / len(took), 5) if took else 0.0
+        hits = sum(1 for r, t in zip(ranking, truths, strict=True) if rank_of(r, t) == 1)
+        m["ac1_ci"] = wilson(hits, len(truths))
         methods[name] = m
         faults[name] = {
             f: {"cases": len(ix), **metrics([ranking[i] for i in ix], [truths[i] for i in ix])}
@@ -133,6 +142,7 @@ def scorecard(
         "n_cases": len(results),
         "methods": methods,
         "by_fault": faults,
+        "paired": paired(results, names),
         "inputs": {name: list(inputs_of(name)) for name in names},
         "alerts": _alerts(results),
         "fail_open": [
@@ -164,20 +174,52 @@ def scorecard(
     }
 
 
+def paired(results: Sequence[CaseResult], names: Sequence[str]) -> dict[str, Any]:
+    """StackGraph's AC@1 against each other method's on the same cases: the cases only it
+    ranked first (`wins`), only the other did (`losses`), and the one-sided p that it is
+    the better (McNemar's exact test)."""
+    if OURS not in names:
+        return {}
+
+    def first(r: CaseResult, name: str) -> bool:
+        return rank_of(r.ranks[name], r.case.root_cause) == 1
+
+    out: dict[str, Any] = {}
+    for name in names:
+        if name == OURS:
+            continue
+        wins = sum(1 for r in results if first(r, OURS) and not first(r, name))
+        losses = sum(1 for r in results if first(r, name) and not first(r, OURS))
+        out[name] = {"wins": wins, "losses": losses, "p": round(better_p(wins, losses), 4)}
+    return out
+
+
+def _interval(ci: Sequence[float] | None) -> str:
+    return "–" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
+
+
 def markdown(card: Mapping[str, Any]) -> str:
     """The scorecard as markdown: overall, AC@1 per fault type, then what to know."""
     lines = [
         f"### {card['dataset']} ({card['n_cases']} cases)",
         "",
-        "| method | AC@1 | AC@3 | AC@5 | Avg@5 | MRR | s/case | inputs |",
-        "|---|---|---|---|---|---|---|---|",
+        "| method | AC@1 | AC@1 95% CI | AC@3 | AC@5 | Avg@5 | MRR | s/case | inputs |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, m in card["methods"].items():
         lines.append(
-            f"| {name} | {100 * m['ac1']:.1f} | {100 * m['ac3']:.1f} | {100 * m['ac5']:.1f} | "
+            f"| {name} | {100 * m['ac1']:.1f} | {_interval(m.get('ac1_ci'))} | "
+            f"{100 * m['ac3']:.1f} | {100 * m['ac5']:.1f} | "
             f"{100 * m['avg5']:.1f} | {m['mrr']:.3f} | {m['seconds_per_case']:.4f} | "
             f"{', '.join(card['inputs'].get(name, []))} |"
         )
+    pairs = card.get("paired") or {}
+    if pairs:
+        lines += ["", f"AC@1, {OURS} against each method on the same cases (McNemar's exact "
+                  "test): the cases only one of the two ranked first, and the one-sided p "
+                  f"that {OURS} is the better:", ""]  # fmt: skip
+        lines += [f"- {name}: {v['wins']} only {OURS}, {v['losses']} only {name}, "
+                  f"p = {v['p']:.3f}" for name, v in pairs.items()]  # fmt: skip
     faults = sorted({f for per in card["by_fault"].values() for f in per})
     if faults:
         lines += ["", "AC@1 (%) per fault type (cases):", ""]

@@ -99,6 +99,10 @@ def markdown(card: Mapping[str, Any]) -> str:
             f"{_pct(m['conclusion_precision'])}% right; slowest incident "
             f"{_num(m['seconds_max'])} s{extra}"
         )
+        shown = [f"{name.replace('_', ' ')} {_pct(ci[0])}–{_pct(ci[1])}"
+                 for name, ci in (m.get("intervals") or {}).items() if ci]  # fmt: skip
+        if shown:
+            lines.append(f"  - 95% intervals (Wilson): {', '.join(shown)}")
     if card["cost"]:
         lines.append("- cost: " + ", ".join(f"{k} {v}" for k, v in card["cost"].items()))
     if card["skipped"]:

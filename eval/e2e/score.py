@@ -22,6 +22,8 @@
 - distractor concluded (distractor arm): the concluded service is the distractor's; beside
   it, how often the distractor was in the plan's top 3 (the floor checks those) and how
   often a tool's check supported it.
+- intervals: the 95% Wilson interval of each share a target or a reader compares
+  (`eval.intervals`): with 24 to 56 incidents, one incident is two to four points.
 
 Rankings follow `stackgraph eval`: services the plan left out are appended by name, so
 plan AC@k here and there count alike.
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..alerting import AlertTime
+from ..intervals import wilson
 from ..scorecard import rank_of
 
 __all__ = ["TARGETS", "Outcome", "arm_metrics", "ece", "scorecard"]
@@ -172,18 +175,22 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     replays = [(o.replay_ranking or [], o.root_cause) for o in replayed]
     with_distractor = [o for o in outcomes if o.distractor is not None]
     seconds = [o.seconds for o in outcomes]
+    right = sum(1 for o in concluded if o.right)
+    validated_right = sum(1 for o in validated if o.right)
+    distracted = sum(1 for o in with_distractor if o.conclusion == o.distractor)
+    first = sum(1 for r, truth in plans if rank_of(r, truth) == 1)
     return {
         "cases": n,
         "plan_ac1": ac(1, plans),
         "plan_ac3": ac(3, plans),
         "replay_plan_ac1": ac(1, replays),
         "replay_plan_ac3": ac(3, replays),
-        "conclusion_accuracy": _share(sum(1 for o in concluded if o.right), n),
+        "conclusion_accuracy": _share(right, n),
         "coverage": _share(len(concluded), n),
         "conclusions": len(concluded),
-        "conclusion_precision": _share(sum(1 for o in concluded if o.right), len(concluded)),
+        "conclusion_precision": _share(right, len(concluded)),
         "validated": len(validated),
-        "validated_precision": _share(sum(1 for o in validated if o.right), len(validated)),
+        "validated_precision": _share(validated_right, len(validated)),
         "calibration_ece": ece([(o.confidence or 0.0, o.right) for o in concluded]),
         "calibration_ece_evidence": ece(
             [(o.evidence_confidence or 0.0, o.right) for o in concluded]
@@ -196,9 +203,7 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "endings": dict(Counter(o.ending or o.state for o in outcomes)),
         "floor_incidents": sum(1 for o in outcomes if o.floor),
         "distractor_cases": len(with_distractor),
-        "distractor_concluded": _share(
-            sum(1 for o in with_distractor if o.conclusion == o.distractor), len(with_distractor)
-        ),
+        "distractor_concluded": _share(distracted, len(with_distractor)),
         "distractor_healthy": sum(1 for o in with_distractor if o.distractor_healthy),
         "distractor_in_plan_top3": _share(
             sum(1 for o in with_distractor if o.distractor in o.plan_ranking[:3]),
@@ -208,6 +213,13 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             sum(1 for o in with_distractor if o.distractor_state in ("Supported", "Validated")),
             len(with_distractor),
         ),
+        "intervals": {
+            "plan_ac1": wilson(first, n),
+            "conclusion_accuracy": wilson(right, n),
+            "coverage": wilson(len(concluded), n),
+            "validated_precision": wilson(validated_right, len(validated)),
+            "distractor_concluded": wilson(distracted, len(with_distractor)),
+        },
     }
 
 

@@ -80,6 +80,10 @@ def test_arm_measures_follow_their_definitions() -> None:
     assert m["conclusion_precision"] == pytest.approx(2 / 3, abs=1e-4)
     assert m["validated"] == 2 and m["validated_precision"] == 0.5
     assert m["distractor_concluded"] is None and m["replay_plan_ac1"] is None
+    ci = m["intervals"]
+    assert ci["validated_precision"] == pytest.approx((0.0945, 0.9055), abs=1e-4)  # 1 of 2
+    assert ci["plan_ac1"] == pytest.approx((0.5101, 1.0), abs=1e-4)  # 4 of 4
+    assert ci["distractor_concluded"] is None
     arm = [_outcome("distractor", "api", "Supported", 0.3, distractor="api"),
            _outcome("distractor", "db", "Supported", 0.3, distractor="web")]  # fmt: skip
     assert arm_metrics(arm)["distractor_concluded"] == 0.5
@@ -222,7 +226,8 @@ def test_e2e_on_seeded_scores_real_incidents(settings: Settings, store: GraphSto
     plain = evaluate("seeded", None, store, settings=settings, limit=3)
     ranks = {c["case_id"]: c["ranks"]["stackgraph"] for c in plain["cases"]}
     assert {i["case_id"]: i["replay_plan_rank"] for i in clean} == ranks
-    assert "| clean | 3 |" in markdown(card)
+    text = markdown(card)
+    assert "| clean | 3 |" in text and "  - 95% intervals (Wilson): plan ac1 " in text
     # feedback: each clean incident confirmed once scored, its trajectory carried on, so an
     # incident's stated confidence was calibrated by exactly the earlier cases' clean
     # conclusions on the same evidence (never by its own case's label)

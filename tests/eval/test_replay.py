@@ -152,6 +152,22 @@ def test_scorecard_lists_fail_open_plans_and_each_case_rank() -> None:
     text = markdown(card)
     assert "Fail-open plans: 1" in text and "no Service matches" in text
     assert "Skipped cases: 1" in text
+    # one of two right: Wilson's interval at 95%, and the paired count against random
+    assert card["methods"]["stackgraph"]["ac1_ci"] == pytest.approx((0.0945, 0.9055), abs=1e-4)
+    assert card["methods"]["random"]["ac1_ci"] == pytest.approx((0.0, 0.6576), abs=1e-4)
+    assert card["paired"] == {"random": {"wins": 1, "losses": 0, "p": 0.5}}
+    assert "| stackgraph | 50.0 | 9.4–90.5 |" in text
+    assert "- random: 1 only stackgraph, 0 only random, p = 0.500" in text
+
+
+def test_a_paired_comparison_needs_more_than_chance() -> None:
+    from stackgraph.eval.intervals import better_p, wilson
+
+    assert wilson(0, 0) is None
+    assert wilson(16, 18) == pytest.approx((0.6721, 0.9690), abs=1e-4)
+    # five cases only one method got right, none the other: 1/32, beyond chance at 5%
+    assert better_p(5, 0) == pytest.approx(1 / 32)
+    assert better_p(3, 0) > 0.05 and better_p(0, 0) == 1.0 and better_p(2, 4) > 0.5
 
 
 def test_accuracy_within_attempts_and_the_programs_that_resolved_a_case() -> None:
