@@ -39,7 +39,7 @@ AGENT = Templates(__package__ or "stackgraph.rca.agent")
 SIGNALS: Mapping[str, str] = MappingProxyType(
     {
         "error_rate": "errors",
-        "latency_p95": "latency",
+        "latency_p95": "callers_latency",
         "restarts": "errors/restarts",
         "cpu": "cpu",
         "memory": "memory_mean",
@@ -49,9 +49,14 @@ SIGNALS: Mapping[str, str] = MappingProxyType(
 its template, or the installation's replacement in `telemetry_extra_promql`), filled with
 the installation's metric names and pod pattern (`ToolContext.promql`), so the agent checks
 what the plan ranked on; else the agent's own template (`memory_mean`: the mean over the
-window, where the read path samples, while the installation keeps the `memory` kind's). A
-rate over the window gives the same error ratio and p95 as an increase would."""
-READ_PATH_KIND: Mapping[str, str] = MappingProxyType({"memory_mean": "memory"})
+window, where the read path samples, while the installation keeps the `memory` kind's;
+`callers_latency`: the p95 of the calls into the service as its callers wait for them, the
+read path's `latency/from:<caller>` over all callers, which the plan counts as the
+service's own latency, so a delay on its network is its own and not its callers'). A rate
+over the window gives the same error ratio and p95 as an increase would."""
+READ_PATH_KIND: Mapping[str, str] = MappingProxyType(
+    {"memory_mean": "memory", "callers_latency": "latency"}
+)
 """The read path's kind an agent-own template stands in for; its replacement replaces both."""
 FAILURES_RECORDED = "failures_recorded"
 """Whether Tempo recorded a failed call of any service: where none ever did (spans carry no

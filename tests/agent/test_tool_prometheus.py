@@ -255,6 +255,21 @@ def test_a_callee_slowed_by_its_network_is_seen_as_the_caller_waits(promurl: str
     assert verdict == Verdict.INCONCLUSIVE
 
 
+def test_a_delay_on_its_own_network_is_its_own_latency(promurl: str) -> None:
+    """warehouse's spans are as fast as ever, but its callers wait 12 times as long on its
+    network: its p95 is read as its callers wait for it (the read path counts the calls into
+    it as its own latency), so the check supports; a service no client-side histogram
+    records (inventory) is read as it served, as before."""
+    latency, verdict = measure(promurl, "warehouse", "latency_p95")
+    waited = WAITED["warehouse"]
+    assert latency.data["window"] == pytest.approx(waited[1].p95(), rel=0.05)
+    assert latency.data["baseline"] == pytest.approx(waited[0].p95(), rel=0.05)
+    assert "client_seconds" in latency.data["query"]
+    assert verdict == Verdict.SUPPORTS
+    served, _ = measure(promurl, "inventory", "latency_p95")
+    assert served.data["window"] == pytest.approx(SERIES["inventory"][1].p95(), rel=0.05)
+
+
 def test_a_rise_of_its_own_supports_beside_healthy_callees(promurl: str) -> None:
     result, verdict = measure(promurl, "gateway", "error_rate")
     assert result.data["callees"] == []  # basket never failed: it has no error ratio at all
