@@ -78,10 +78,11 @@ pod's limits, so nothing here refutes: a service can fail without using more."""
 P95_STEADY = 1.2
 P95_OK_S = 0.5
 """p95 under this and at most P95_STEADY times the baseline's refutes."""
-P95_BAD_S = 1.0
-"""Without a baseline (no traffic before), a p95 at or above this supports..."""
 P95_FAST_S = 0.3
-"""...and one at or below this refutes."""
+"""Without a baseline, a p95 at or below this refutes; none supports. A p95 has no healthy
+level that holds for every service (a booking is slow every day), so a level alone cannot
+say it changed: a signal points at a suspect only if it is worse than its own baseline
+(`rca.windows`). Errors differ: a healthy service does not fail 5% of its calls."""
 
 SHORTER = ("short", "latest")
 BAND_OF: Mapping[str, str] = MappingProxyType({"error_rate": "errors", "latency_p95": "latency"})
@@ -344,8 +345,6 @@ def _judge(signal: str, w: float, b: float | None, share: float) -> Verdict:
         return Verdict.INCONCLUSIVE
     if signal == "latency_p95":
         if b is None:
-            if w >= P95_BAD_S:
-                return Verdict.SUPPORTS
             return Verdict.REFUTES if w <= P95_FAST_S else Verdict.INCONCLUSIVE
         if w >= P95_RISE * b and w - b >= P95_RISE_MIN_S:
             return Verdict.SUPPORTS

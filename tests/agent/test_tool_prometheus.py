@@ -331,6 +331,23 @@ def test_a_low_error_ratio_refutes_only_when_it_did_not_rise(
     assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
 
 
+@pytest.mark.parametrize(
+    ("window", "baseline", "verdict"),
+    [
+        (2.5, None, Verdict.INCONCLUSIVE),  # slow, but slow since when? no baseline to say
+        (0.02, None, Verdict.REFUTES),  # fast is healthy whatever it was before
+        (2.5, 0.5, Verdict.SUPPORTS),  # five times its baseline
+        (2.5, 2.4, Verdict.INCONCLUSIVE),  # chronic
+    ],
+)
+def test_a_slow_p95_supports_only_against_a_baseline(
+    window: float, baseline: float | None, verdict: Verdict
+) -> None:
+    data = {"signal": "latency_p95", "window": window, "baseline": baseline}
+    result = ToolResult(ToolStatus.SUCCESS, "", data)
+    assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
+
+
 def test_a_fault_of_the_last_minutes_is_seen_in_the_short_window(promurl: str) -> None:
     """Diluted in the 30-minute window (about 2%, inconclusive alone), the last 5 minutes'
     10% against the baseline's 0.3% supports."""
