@@ -123,6 +123,8 @@ def scorecard(
     by_fault: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
         by_fault[r.case.fault_type].append(i)
+    firsts = {name: [rank_of(r.ranks[name], r.case.root_cause) == 1 for r in results]
+              for name in names}  # fmt: skip
     methods: dict[str, Any] = {}
     faults: dict[str, Any] = {}
     for name in names:
@@ -130,8 +132,7 @@ def scorecard(
         m: dict[str, Any] = metrics(ranking, truths)
         took = [r.seconds[name] for r in results if name in r.seconds]
         m["seconds_per_case"] = round(sum(took) / len(took), 5) if took else 0.0
-        hits = sum(1 for r, t in zip(ranking, truths, strict=True) if rank_of(r, t) == 1)
-        m["ac1_ci"] = wilson(hits, len(truths))
+        m["ac1_ci"] = wilson(sum(firsts[name]), len(truths))
         methods[name] = m
         faults[name] = {
             f: {"cases": len(ix), **metrics([ranking[i] for i in ix], [truths[i] for i in ix])}
@@ -142,7 +143,7 @@ def scorecard(
         "n_cases": len(results),
         "methods": methods,
         "by_fault": faults,
-        "paired": paired(results, names),
+        "paired": paired(firsts),
         "inputs": {name: list(inputs_of(name)) for name in names},
         "alerts": _alerts(results),
         "fail_open": [
@@ -174,22 +175,20 @@ def scorecard(
     }
 
 
-def paired(results: Sequence[CaseResult], names: Sequence[str]) -> dict[str, Any]:
-    """StackGraph's AC@1 against each other method's on the same cases: the cases only it
-    ranked first (`wins`), only the other did (`losses`), and the one-sided p that it is
-    the better (McNemar's exact test)."""
-    if OURS not in names:
+def paired(firsts: Mapping[str, Sequence[bool]]) -> dict[str, Any]:
+    """StackGraph's AC@1 against each other method's on the same cases (`firsts`: per method,
+    per case, whether it ranked the root cause first): the cases only it did (`wins`), only
+    the other did (`losses`), and the one-sided p that it is the better (McNemar's exact
+    test)."""
+    ours = firsts.get(OURS)
+    if ours is None:
         return {}
-
-    def first(r: CaseResult, name: str) -> bool:
-        return rank_of(r.ranks[name], r.case.root_cause) == 1
-
     out: dict[str, Any] = {}
-    for name in names:
+    for name, theirs in firsts.items():
         if name == OURS:
             continue
-        wins = sum(1 for r in results if first(r, OURS) and not first(r, name))
-        losses = sum(1 for r in results if first(r, name) and not first(r, OURS))
+        wins = sum(1 for a, b in zip(ours, theirs, strict=True) if a and not b)
+        losses = sum(1 for a, b in zip(ours, theirs, strict=True) if b and not a)
         out[name] = {"wins": wins, "losses": losses, "p": round(better_p(wins, losses), 4)}
     return out
 

@@ -315,35 +315,22 @@ def test_a_chronic_bad_signal_is_inconclusive(promurl: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("window", "baseline", "verdict"),
+    ("signal", "window", "baseline", "verdict"),
     [
-        (0.002, 0.002, Verdict.REFUTES),  # low and steady: healthy
-        (0.009, 0.002, Verdict.INCONCLUSIVE),  # low but 4.5x: a change, not health
-        (0.002, None, Verdict.REFUTES),  # no baseline: the level alone
-        (0.06, 0.002, Verdict.SUPPORTS),
+        ("error_rate", 0.002, 0.002, Verdict.REFUTES),  # low and steady: healthy
+        ("error_rate", 0.009, 0.002, Verdict.INCONCLUSIVE),  # low but 4.5x: a change, not health
+        ("error_rate", 0.002, None, Verdict.REFUTES),  # no baseline: the level alone
+        ("error_rate", 0.06, 0.002, Verdict.SUPPORTS),
+        ("latency_p95", 2.5, None, Verdict.INCONCLUSIVE),  # slow since when? no baseline to say
+        ("latency_p95", 0.02, None, Verdict.REFUTES),  # fast is healthy whatever it was before
+        ("latency_p95", 2.5, 0.5, Verdict.SUPPORTS),  # five times its baseline
+        ("latency_p95", 2.5, 2.4, Verdict.INCONCLUSIVE),  # chronic
     ],
 )
-def test_a_low_error_ratio_refutes_only_when_it_did_not_rise(
-    window: float, baseline: float | None, verdict: Verdict
+def test_a_level_refutes_only_unrisen_and_a_slow_p95_supports_only_against_a_baseline(
+    signal: str, window: float, baseline: float | None, verdict: Verdict
 ) -> None:
-    data = {"signal": "error_rate", "window": window, "baseline": baseline}
-    result = ToolResult(ToolStatus.SUCCESS, "", data)
-    assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
-
-
-@pytest.mark.parametrize(
-    ("window", "baseline", "verdict"),
-    [
-        (2.5, None, Verdict.INCONCLUSIVE),  # slow, but slow since when? no baseline to say
-        (0.02, None, Verdict.REFUTES),  # fast is healthy whatever it was before
-        (2.5, 0.5, Verdict.SUPPORTS),  # five times its baseline
-        (2.5, 2.4, Verdict.INCONCLUSIVE),  # chronic
-    ],
-)
-def test_a_slow_p95_supports_only_against_a_baseline(
-    window: float, baseline: float | None, verdict: Verdict
-) -> None:
-    data = {"signal": "latency_p95", "window": window, "baseline": baseline}
+    data = {"signal": signal, "window": window, "baseline": baseline}
     result = ToolResult(ToolStatus.SUCCESS, "", data)
     assert TOOL.check(result, "payment", float(END), float(WINDOW)) == verdict
 
