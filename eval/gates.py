@@ -7,7 +7,8 @@ copy, it is
   drawn stratified by family and time (`stratified_testbed`), and on any replay datasets
   the caller adds (`datasets`); and the outcomes it changes, its own incidents and the
   testbed together, must be more fixes than breaks beyond chance (McNemar's exact test at
-  ALPHA): a handful of incidents is too few to learn a rule from.
+  ALPHA): a handful of incidents is too few to learn a rule from. A proposal for which
+  "cheaper" is no ground (`cheaper_is_no_ground`) must fix incidents.
 
 `replay(knowledge, incidents)` is the caller's: each incident re-investigated with that
 knowledge (the read path's plan, the agent's floor), scored against its label. The live
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackgraph.memory.knowledge import Knowledge, Proposal, Trajectory, apply
+from stackgraph.rca.agent.evidence import DATA_SOURCE, NOT_A_LINE
 
 from .intervals import better_p
 
@@ -32,6 +34,7 @@ __all__ = [
     "GateResult",
     "Score",
     "Verdict",
+    "cheaper_is_no_ground",
     "judge",
     "significant",
     "stratified_testbed",
@@ -94,13 +97,12 @@ def inner(before: Mapping[str, Score], after: Mapping[str, Score]) -> GateResult
 def outer(
     live: Mapping[str, Score], candidate: Mapping[str, Score], changed: tuple[int, int],
     datasets: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
-    ranks: bool = False,
+    must_fix: str | None = None,
 ) -> GateResult:  # fmt: skip
     """On the testbed (and replay datasets): no accuracy drop; and what the candidate
     changes, over its own incidents and the testbed together (`changed`: incidents it
     fixes, incidents it breaks), must be more than chance would give (`significant`). A
-    proposal that `ranks` (a program choice) must fix incidents: a plan that is only
-    cheaper to check ranks differently, and where it differs the past is no guide."""
+    proposal with a `must_fix` reason (`cheaper_is_no_ground`) must fix incidents."""
     b, a = _summary(live), _summary(candidate)
     before = {"testbed": b["accuracy"]}
     after = {"testbed": a["accuracy"]}
@@ -112,14 +114,31 @@ def outer(
     if fell:
         return GateResult("outer", False, f"accuracy fell on {fell}", n, before, after)
     fixes, breaks = changed
-    if ranks and fixes == 0:
-        why = "a program choice changes the ranking: it must fix incidents, not only cost less"
-        return GateResult("outer", False, why, n, before, after)
+    if must_fix and fixes == 0:
+        return GateResult("outer", False, f"{must_fix}: it must fix incidents, not only cost less",
+                          n, before, after)  # fmt: skip
     if fixes + breaks and not significant(fixes, breaks):
         why = (f"{fixes} incident(s) fixed against {breaks} broken is within chance "
                f"(one-sided sign test, p >= {ALPHA})")  # fmt: skip
         return GateResult("outer", False, why, n, before, after)
     return GateResult("outer", True, "no accuracy drop on the testbed", n, before, after)
+
+
+def cheaper_is_no_ground(proposal: Proposal) -> str | None:
+    """Why a cost saving alone cannot admit this proposal, or None. A program choice ranks
+    differently, and where it differs the past is no guide. A `-` rule that skips a tool
+    reading an independent line of evidence (metrics, logs, Kubernetes, changes: not the
+    graph or memory, which re-read the plan or a prior) leaves the agent one check fewer
+    to confirm or refute a lead with: the incidents it was judged on, where that check
+    changed nothing, say nothing of those where it would have."""
+    item = proposal.item
+    if item.kind == "program":
+        return "a program choice changes the ranking"
+    tool = str(item.data.get("tool") or "")
+    if (item.kind == "rule" and item.polarity == "-" and proposal.op != "delete" and tool
+            and DATA_SOURCE.get(tool, tool) not in NOT_A_LINE):  # fmt: skip
+        return f"skipping {tool} drops a line of evidence"
+    return None
 
 
 def significant(fixes: int, breaks: int) -> bool:
@@ -180,7 +199,7 @@ def judge(
     own, other = _changed(own_before, own_after), _changed(bed_before, bed_after)
     sets = (datasets(live), datasets(candidate)) if datasets is not None else None
     second = outer(bed_before, bed_after, (own[0] + other[0], own[1] + other[1]), sets,
-                   ranks=proposal.item.kind == "program")  # fmt: skip
+                   cheaper_is_no_ground(proposal))  # fmt: skip
     if not second.passed:
         return Verdict(proposal, first, second, None)
     gates = {"inner": first.as_dict(), "outer": second.as_dict(), "proposal": proposal.as_dict()}

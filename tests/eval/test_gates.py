@@ -84,6 +84,27 @@ def test_a_no_op_is_rejected_by_the_strict_clause() -> None:
         assert judge(program("latency"), live, priced, BED).inner.passed is passes
 
 
+def test_skipping_a_line_of_evidence_must_fix_incidents_not_only_cost_less() -> None:
+    """Cheaper and as accurate on every incident replayed: enough to skip re-reading the
+    graph, not to skip a check that reads metrics (an independent line of evidence)."""
+    live = shipped()
+
+    def skip(tool: str) -> Proposal:
+        item = Item(f"K3:rule:HighLatency:web:-{tool}", "rule", f"skip {tool}", "HighLatency:web",
+                    "-", {"tool": tool})  # fmt: skip
+        return Proposal("add", item, SOURCES, "mined")
+
+    def cheaper_without(k: Knowledge, ids: Sequence[str]) -> dict[str, Score]:
+        _, avoid, _ = k.tool_plan("HighLatency:web")
+        return {i: Score(True, 2.0 if avoid else 3.0) for i in ids}
+
+    graph = judge(skip("query_stack_graph"), live, cheaper_without, BED)
+    assert graph.promoted is not None, graph.outer
+    metrics = judge(skip("prometheus_query"), live, cheaper_without, BED)
+    assert metrics.inner.passed and metrics.outer is not None and metrics.promoted is None
+    assert "skipping prometheus_query drops a line of evidence" in metrics.outer.why
+
+
 def trajectory(fp: str, label: str, cause: str, leads: tuple[str, ...], at: float,
                alertname: str = "HighLatency") -> Trajectory:  # fmt: skip
     from stackgraph.memory.knowledge import Step
