@@ -31,7 +31,7 @@ def _ranking(plan: Plan, voters: Sequence[str], services: Sequence[str]) -> list
     fused = by_source(signals, voters, sources, names)
     views = rrf(signals, voters, names)
     prior = [{c.service: c.signals.get(p, 0.0) for c in plan.candidates} for p in priors]
-    order = ranked(names, fused, views, prior)  # the plan's own rule, outside services after
+    order = ranked(names, fused, views, prior, plan.anchor)  # the plan's own rule
     return order + sorted(s for s in services if s not in set(names))
 
 

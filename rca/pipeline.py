@@ -51,8 +51,7 @@ def combine(
 ) -> list[Candidate]:
     """Pure: the fused ranking, each candidate with every signal's vote in its breakdown
     (keyed as `signals` is), its evidence and how to check it. `voters` are fused by data
-    source (`sources`); equal fused scores go to the candidate more views agree on (flat
-    RRF over every voter), then to the `priors` in turn, then by name."""
+    source (`sources`); ties are broken as `ranked` says."""
     nodes = all_nodes(facts)
     fused = by_source(signals, voters, sources, nodes)
     views = rrf(signals, voters, nodes)
@@ -79,7 +78,7 @@ def combine(
                 position=node.position,
             )
         )
-    order = ranked(list(nodes), fused, views, [signals[p].scores for p in priors])
+    order = ranked(list(nodes), fused, views, [signals[p].scores for p in priors], facts.anchor)
     at = {name: i for i, name in enumerate(order)}
     out.sort(key=lambda c: at[c.service])
     return out
@@ -90,10 +89,13 @@ def ranked(
     fused: Mapping[str, float],
     views: Mapping[str, float],
     priors: Sequence[Mapping[str, float]],
+    anchor: str | None = None,
 ) -> list[str]:
-    """The plan's order: fused score, then how many views agree (flat RRF), then each prior
-    in turn, then the name."""
-    return sorted(names, key=lambda n: (-fused.get(n, 0.0), -views.get(n, 0.0),
+    """The plan's order: fused score, then how many views agree (flat RRF), then the
+    alerting service, then each prior in turn, then the name. Among candidates no evidence
+    tells apart (nothing voted for any of them), the anchor is the one the alert itself saw
+    misbehave; the others' faults are unobserved, and the priors only guess at them."""
+    return sorted(names, key=lambda n: (-fused.get(n, 0.0), -views.get(n, 0.0), n != anchor,
                                         *(-p.get(n, 0.0) for p in priors), n))  # fmt: skip
 
 

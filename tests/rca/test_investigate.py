@@ -106,6 +106,27 @@ def test_metric_probes_find_the_saturated_service(store: GraphStore) -> None:
     assert ev and ev[0].source == "test-series"
 
 
+def test_when_nothing_moved_the_alerting_service_leads(store: GraphStore) -> None:
+    """Every series flat and no call failing: no scorer votes, and the priors would put a
+    critical, much-called callee first. The alert is the one misbehaviour observed."""
+    edges = [
+        EdgeStat("frontend", "catalog", 4000, 0.0, 20),
+        EdgeStat("frontend", "cart", 10, 0.0, 5),
+    ]
+    build(store, edges, crit={"catalog": "critical", "frontend": "low"})
+    flat = Series({})
+    plan = investigate(
+        store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600, metrics=flat
+    )
+    assert all(c.score == 0 for c in plan.candidates), [
+        (c.service, c.signals) for c in plan.candidates
+    ]
+    assert names(plan) == ["frontend", "catalog", "cart"]
+    moved = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600,
+                        metrics=Series({"cart": 9.0}))  # fmt: skip
+    assert names(moved)[:2] == ["cart", "frontend"]  # evidence first, then the alert
+
+
 def test_stale_edge_telemetry_counts_half(store: GraphStore) -> None:
     edges = [EdgeStat("api", "fresh", 100, 0.2, 50), EdgeStat("api", "old", 100, 0.2, 50)]
     build(store, edges, stale={("api", "old")})
