@@ -22,7 +22,7 @@ from stackgraph.eval.harness import evaluate
 from stackgraph.store import GraphStore
 
 MEASURED_AC1 = {
-    "nezha": 0.625,  # 35 of 56
+    "nezha": 0.6607,  # 37 of 56: the alerting service first where nothing voted (EVAL.md)
     "changerca": 0.6471,  # 33 of 51
     "rcd-sockshop": 1.0,  # 50 of 50: the baseline moved back to each case's normal recording
     "nezha-tt": 0.1429,  # 4 of 28: logs and spans through their sources (EVAL.md, "Logs")
