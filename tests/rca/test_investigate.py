@@ -127,6 +127,23 @@ def test_when_nothing_moved_the_alerting_service_leads(store: GraphStore) -> Non
     assert names(moved)[:2] == ["cart", "frontend"]  # evidence first, then the alert
 
 
+def test_a_release_does_not_outrank_a_resource_fault_its_health_does_not_explain(
+    store: GraphStore,
+) -> None:
+    """c saturates its cpu, which leaves every service's latency in band; b was released a
+    minute before, healthy. The release stays in b's evidence without a vote: if it voted
+    on age because no one's errors or latency moved, an unrelated deploy would outrank
+    every cpu or memory fault (EVAL.md: rcd-sockshop's distractor arm fell 100 -> 60)."""
+    edges = [EdgeStat("frontend", "b", 10, 0.0, 10), EdgeStat("frontend", "c", 10, 0.0, 10)]
+    build(store, edges, deploys=[DeployEvent("b", "v2", T0 - 60)])
+    plan = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600,
+                       metrics=Series({"c": 9.0}))  # fmt: skip
+    assert names(plan)[0] == "c", [(c.service, c.signals) for c in plan.candidates]
+    b = next(c for c in plan.candidates if c.service == "b")
+    assert "change" not in b.signals or b.signals["change"] == 0
+    assert any(e.signal == "change" and "no vote" in e.summary for e in b.evidence)
+
+
 def test_stale_edge_telemetry_counts_half(store: GraphStore) -> None:
     edges = [EdgeStat("api", "fresh", 100, 0.2, 50), EdgeStat("api", "old", 100, 0.2, 50)]
     build(store, edges, stale={("api", "old")})
