@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackgraph.memory.knowledge import Knowledge, Proposal, Trajectory, apply
-from stackgraph.rca.agent.evidence import DATA_SOURCE, NOT_A_LINE
+from stackgraph.rca.agent.evidence import is_a_line
 
 from .intervals import better_p
 
@@ -135,8 +135,8 @@ def cheaper_is_no_ground(proposal: Proposal) -> str | None:
     if item.kind == "program":
         return "a program choice changes the ranking"
     tool = str(item.data.get("tool") or "")
-    if (item.kind == "rule" and item.polarity == "-" and proposal.op != "delete" and tool
-            and DATA_SOURCE.get(tool, tool) not in NOT_A_LINE):  # fmt: skip
+    skips = item.kind == "rule" and item.polarity == "-" and proposal.op != "delete"
+    if skips and tool and is_a_line(tool):
         return f"skipping {tool} drops a line of evidence"
     return None
 

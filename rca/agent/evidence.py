@@ -53,7 +53,19 @@ DATA_SOURCE = {
     "memory_lookup": MEMORY,
 }
 """The data source each tool reads; tools on one source are one line of evidence between
-them. A tool not listed is a source of its own."""
+them. A tool not listed is a source of its own (`source_of`)."""
+
+
+def source_of(tool: str) -> str:
+    """The data source `tool` reads (`DATA_SOURCE`)."""
+    return DATA_SOURCE.get(tool, tool)
+
+
+def is_a_line(tool: str) -> bool:
+    """Whether `tool` reads an independent line of evidence: not the plan's graph, not memory."""
+    return source_of(tool) not in NOT_A_LINE
+
+
 SHOWS_A_FAULT = frozenset({"metrics", "logs", "kubernetes"})
 """Sources whose support is the suspect seen failing (a metric that rose, error lines, a
 crashing pod), as against a change (it changed) or the graph and memory (a claim re-read)."""
@@ -164,7 +176,7 @@ class Hypothesis:
         against at all. A tool (or source) that supports through one check is not also
         counted against: one signal normal (latency) beside one bad (errors) is no evidence
         against the suspect (a service can fail fast)."""
-        judged = [(e, DATA_SOURCE.get(e.tool, e.tool)) for e in self.evidence
+        judged = [(e, source_of(e.tool)) for e in self.evidence
                   if e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
         independent = any(src not in NOT_A_LINE for _, src in judged)
         counted = [(e, src) for e, src in judged if not independent or src not in NOT_A_LINE]
@@ -262,7 +274,7 @@ class EvidenceSink:
         if not hyp._tally().pro_tools:
             return False
         independent = any(
-            DATA_SOURCE.get(e.tool, e.tool) not in NOT_A_LINE and e.verdict != Verdict.INCONCLUSIVE
+            is_a_line(e.tool) and e.verdict != Verdict.INCONCLUSIVE
             for h in self.hypotheses.values()
             for e in h.evidence
         )

@@ -172,7 +172,12 @@ def test_schedule_run_in_foreground_stops_on_sigterm(
     lines: queue.Queue[str] = queue.Queue()
     stderr = proc.stderr
     assert stderr is not None
-    reader = threading.Thread(target=lambda: [lines.put(x) for x in stderr], daemon=True)
+
+    def read() -> None:
+        for line in stderr:
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     seen: list[str] = []
     try:

@@ -28,6 +28,7 @@ from ..evidence import (
     WITH_BASELINE,
     EvidenceSink,
     HypothesisState,
+    source_of,
 )
 from ..toolbox import ToolContext
 from .checks import DELTA, STAGES, Audit, Neighbours, audit, joined, route_of
@@ -139,7 +140,7 @@ def patches(stage: str, run_check: RunCheck, conclude: Conclude, neighbours: Nei
         who = focus(w)
         if who is None:
             return False
-        have = {DATA_SOURCE.get(t, t) for t in read_tools(w, who)}
+        have = {source_of(t) for t in read_tools(w, who)}
         todo = [t for t, src in DATA_SOURCE.items() if src not in have | NOT_A_LINE]
         return run_on(w, who, todo)
 
