@@ -9,7 +9,11 @@ Fused in two steps, by data source (`by_source`): first the scorers reading one 
 (the metrics behind anomaly, telemetry, blame, traversal and onset; the changes; the logs;
 past outcomes) into one ranking per source, then those rankings into one. Scorers reading
 the same data are not independent witnesses, so five views of the metrics count once,
-beside one view of the changes, as lines of evidence do for the agent.
+beside one view of the changes, as lines of evidence do for the agent. A candidate a
+scorer's data does not reach is neither for nor against: it gets that scorer's mean
+contribution. Where a whole source reaches nothing of it (no series, no log line, no span),
+it gets the source's mean in the second step, not a place in the source's ranking, where
+that small mean would count as a vote almost as large as a first place.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Iterable, Mapping
 
 from .scorers.signal import Signal
 
-__all__ = ["RRF_K", "by_source", "fractional_ranks", "rrf"]
+__all__ = ["RRF_K", "by_source", "fractional_ranks", "reached", "rrf"]
 
 RRF_K = 60.0
 """Cormack, Clarke and Büttcher (SIGIR 2009); GALA+ fuses its RCA rankings with the same."""
@@ -73,8 +77,24 @@ def by_source(
     groups: dict[str, list[str]] = {}
     for name in voters:
         groups.setdefault(source_of.get(name, name), []).append(name)
-    per_source = {
-        source: Signal(source, rrf(signals, members, universe))
-        for source, members in groups.items()
-    }
-    return rrf(per_source, list(per_source))
+    per_source: dict[str, Signal] = {}
+    for source, members in groups.items():
+        reach = reached(signals, members)
+        inside = universe if reach is None else [n for n in universe if n in reach]
+        per_source[source] = Signal(source, rrf(signals, members, inside), covered=reach)
+    return rrf(per_source, list(per_source), universe)
+
+
+def reached(signals: Mapping[str, Signal], members: Iterable[str]) -> frozenset[str] | None:
+    """The candidates any voting member's data reaches (None: all). A candidate a source
+    does not reach at all gets the source's mean contribution in the second step, not a
+    place in its ranking: ranked there, the small mean it was given would count as a vote."""
+    reach: set[str] = set()
+    for name in members:
+        sig = signals.get(name)
+        if sig is None or sig.abstained:
+            continue
+        if sig.covered is None:
+            return None
+        reach |= sig.covered
+    return frozenset(reach)

@@ -263,3 +263,24 @@ def test_a_candidate_a_scorer_cannot_see_is_treated_as_average() -> None:
     assert fused["unmeasured"] == 1 / 61 + mean  # not judged by edges: average, not zero
     assert fused["measured"] == 1 / 61 + 1 / 62
     assert fused["quiet"] == 0.0 if "quiet" in fused else True  # judged, found nothing
+
+
+def test_a_source_that_cannot_see_a_candidate_gives_it_its_mean_not_a_place() -> None:
+    """`dark` has no series and no log line. Averaged inside each source and then ranked
+    there, its small means would become second places, worth almost a first: it would
+    stand level with `db`, first in logs and second in metrics, and above `api`, first in
+    metrics. It gets each source's mean contribution instead, below every vote."""
+    from stackgraph.rca.fusion import by_source
+    from stackgraph.rca.scorers import Signal
+
+    seen = frozenset({"db", "api", *(f"quiet{i}" for i in range(7))})
+    signals = {
+        "anomaly": Signal("anomaly", {"api": 0.9, "db": 0.5}, covered=seen),
+        "logs": Signal("logs", {"db": 3.0}, covered=seen),
+    }
+    names = [*sorted(seen), "dark"]
+    fused = by_source(signals, ["anomaly", "logs"], {"anomaly": "metrics"}, names)
+    assert sorted(fused, key=lambda n: -fused[n])[:3] == ["db", "api", "dark"]
+    means = (1 / 61 + 1 / 62) / len(seen) + (1 / 61) / len(seen)
+    assert fused["dark"] == pytest.approx(means)
+    assert fused["api"] == pytest.approx(1 / 61) and fused["db"] == pytest.approx(1 / 62 + 1 / 61)
