@@ -271,8 +271,9 @@ _OPS = [
     _scorer_op(
         "blame",
         blame,
-        "personalised PageRank from the symptom",
-        "metrics",
+        "personalised PageRank from the symptom: the votes it reads spread over the call "
+        "graph, so its own part is structure, which breaks ties",
+        prior=True,
         roles=("anomaly", "telemetry"),
     ),
     _scorer_op(

@@ -228,14 +228,16 @@ def test_ablation_refuses_the_same_votes_without_each_scorer() -> None:
         return Candidate(name, 0.0, {"topology": 0.5, **votes})
 
     sources, priors = fusion_roles(DEFAULT_PROGRAM, BUILTIN)
-    plan = Plan("web", [cand("db", anomaly=0.9, onset=1.0), cand("api", anomaly=0.5, blame=0.4),
-                        cand("web", blame=0.9, onset=2.0)],
+    assert "blame" in priors and "blame" not in sources  # structure breaks ties
+    plan = Plan("web", [cand("db", anomaly=0.9, onset=1.0),
+                        cand("api", anomaly=0.5, telemetry=0.4),
+                        cand("web", telemetry=0.9, onset=2.0)],
                 program={"fusion": {"sources": sources, "priors": priors}})  # fmt: skip
     got = ablations(plan, ["api", "cache", "db", "web"])
     assert got["anomaly alone"] == ["db", "api", "web", "cache"]  # outside the plan: last
     assert got["onset alone"] == ["web", "db", "api", "cache"]
-    assert got["stackgraph-blame"][:2] == ["db", "web"]  # anomaly + onset
-    assert got["stackgraph-onset"][0] == "api"  # anomaly + blame
+    assert got["stackgraph-telemetry"][:2] == ["db", "web"]  # anomaly + onset
+    assert got["stackgraph-onset"][0] == "api"  # anomaly + telemetry
     assert set(got) == {f"stackgraph-{v}" for v in sources} | {f"{v} alone" for v in sources}
 
 
