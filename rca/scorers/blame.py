@@ -7,8 +7,11 @@ worth the part of its anomaly its callees do not explain (max(0, e_self - max e_
 the walker lingers where the anomaly *starts*, not where it is merely passed on. A weak
 backward edge lets blame reach callers of the anchor. Stale edges carry half the weight.
 
-It votes for the candidates that hold more of the walk than an indifferent one would give
-them (1/n of it), and abstains when nothing around the anchor looks anomalous.
+It scores the candidates that hold more of the walk than an indifferent one would give
+them (1/n of it), and abstains when nothing around the anchor looks anomalous. The default
+program reads it as a prior, not a vote: the anomaly it walks on is already the metrics'
+vote, and what it adds is the call graph's structure, which only breaks ties (a walk
+collects at much-called services whatever the evidence).
 """
 
 from __future__ import annotations
