@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 
 from .scorers.signal import Signal
 
-__all__ = ["RRF_K", "by_source", "fractional_ranks", "reached", "rrf"]
+__all__ = ["RRF_K", "by_source", "fractional_ranks", "rrf"]
 
 RRF_K = 60.0
 """Cormack, Clarke and Büttcher (SIGIR 2009); GALA+ fuses its RCA rankings with the same."""
@@ -79,13 +79,13 @@ def by_source(
         groups.setdefault(source_of.get(name, name), []).append(name)
     per_source: dict[str, Signal] = {}
     for source, members in groups.items():
-        reach = reached(signals, members)
+        reach = _reached(signals, members)
         inside = universe if reach is None else [n for n in universe if n in reach]
         per_source[source] = Signal(source, rrf(signals, members, inside), covered=reach)
     return rrf(per_source, list(per_source), universe)
 
 
-def reached(signals: Mapping[str, Signal], members: Iterable[str]) -> frozenset[str] | None:
+def _reached(signals: Mapping[str, Signal], members: Iterable[str]) -> frozenset[str] | None:
     """The candidates any voting member's data reaches (None: all). A candidate a source
     does not reach at all gets the source's mean contribution in the second step, not a
     place in its ranking: ranked there, the small mean it was given would count as a vote."""

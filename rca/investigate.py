@@ -124,8 +124,10 @@ class Investigation:
         edge_status = [e.status for e in facts.edges]
         if edge_status and all(s == "Stale" for s in edge_status):
             notes.append("every dependency edge around the anchor is Stale; telemetry counts half")
-        coverage = {
-            n: sorted(s.covered) for n, s in answer.signals.items() if s.covered is not None
+        coverage = {  # an abstaining scorer reached none: the ablation fuses as the plan did
+            n: sorted(s.covered or ())
+            for n, s in answer.signals.items()
+            if s.abstained or s.covered is not None
         }
         return Plan(anchor=facts.anchor, candidates=list(answer.candidates)[: self.limit],
                     reason=reason, at=win.alert[1], playbook=run.program.name,

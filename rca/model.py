@@ -68,7 +68,8 @@ class Plan:
     notes: Sequence[str] = ()
     """What was partial: failed probes, truncated neighbourhoods, stale facts."""
     coverage: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    """Per scorer whose data reached only some candidates: those it reached."""
+    """Per scorer whose data reached only some candidates: those it reached (none, for one
+    that abstained)."""
     program: Mapping[str, Any] = field(default_factory=dict)
     """The program that produced it (`rca.investigate.program_view`): its bindings, the
     values chosen for `auto` parameters, the fusion's roles, the cost of each binding."""

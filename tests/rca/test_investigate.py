@@ -300,3 +300,13 @@ def test_records_builder_keeps_batches_separate() -> None:
     batch = edge_stat_records([EdgeStat("a", "b", 1, 0.5, 2)], ensure_nodes=False)
     assert batch.nodes == [] and len(batch.edges) == 1
     assert isinstance(batch, RecordBatch)
+
+
+def test_the_plan_records_an_abstaining_scorer_as_reaching_no_one(store: GraphStore) -> None:
+    """Without spans the trace scorers abstain; the plan's coverage says they reached no
+    candidate, so a replay of its fusion (the ablation) leaves them out of their source's
+    reach as the plan's own fusion did."""
+    build(store, [EdgeStat("frontend", "b", 10, 0.2, 10)])
+    plan = investigate(store, Alert({"service": "frontend"}, starts_at=T0), at=T0 + 600)
+    assert any(n.startswith("failed_calls abstained") for n in plan.notes), plan.notes
+    assert plan.coverage["failed_calls"] == []
