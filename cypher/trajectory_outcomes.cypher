@@ -1,8 +1,9 @@
-// Concluded investigations that feedback labelled, newest first: the evidence's confidence
-// in the conclusion and the label (correct: confirmed; partial, wrong: another root cause).
+// Concluded investigations that feedback labelled, newest first: the evidence's state and
+// confidence in the conclusion and the label (correct: confirmed; partial, wrong: another root cause).
 // What calibrates the confidence a later incident states (rca.agent.calibration).
 MATCH (t:Trajectory)
 WHERE t.label IN $labels AND t.evidence_confidence IS NOT NULL
-RETURN t.evidence_confidence AS confidence, t.label AS label
+RETURN coalesce(t.evidence_state, '') AS state, t.evidence_confidence AS confidence,
+       t.label AS label
 ORDER BY t.opened_at DESC
 LIMIT $limit

@@ -74,6 +74,9 @@ class Trajectory:
     conclusion: str | None = None
     ending: str = ""
     confidence: float | None = None
+    state: str = ""
+    """The concluded hypothesis's state (Validated, Supported): with `confidence`, the
+    evidence a later conclusion's confidence is calibrated on."""
     cost: Mapping[str, float] = field(default_factory=dict)
     knowledge: tuple[str, ...] = ()
     label: str = "pending"
@@ -97,7 +100,8 @@ class Trajectory:
             program=str(d.get("program") or ""), program_digest=str(d.get("program_digest") or ""),
             leads=tuple(d.get("leads") or ()), steps=steps, stages=dict(d.get("stages") or {}),
             conclusion=d.get("conclusion"), ending=str(d.get("ending") or ""),
-            confidence=d.get("confidence"), cost=dict(d.get("cost") or {}),
+            confidence=d.get("confidence"), state=str(d.get("state") or ""),
+            cost=dict(d.get("cost") or {}),
             knowledge=tuple(d.get("knowledge") or ()), label=str(d.get("label") or "pending"),
             root_cause=d.get("root_cause"),
         )  # fmt: skip
@@ -125,7 +129,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
     used = [str(i) for i in program.get("knowledge") or ()]
     stages: dict[str, Any] = {}
     cost: dict[str, float] = {}
-    conclusion, ending, confidence = None, "", None
+    conclusion, ending, confidence, state = None, "", None, ""
     if run is not None:
         for h in sorted(run.hypotheses, key=lambda h: h.rank):
             for e in h.evidence:
@@ -137,6 +141,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         conclusion, ending = run.conclusion, str(run.ending)
         hyp = run.sink.hypotheses.get(run.conclusion) if run.conclusion else None
         confidence = round(hyp.confidence, 4) if hyp is not None else None
+        state = str(hyp.state) if hyp is not None else ""
         cost = {"steps": float(run.steps), "tool_calls": float(len(steps))}
         used += [e[len(KNOWLEDGE_EVENT) :] for e in run.events if e.startswith(KNOWLEDGE_EVENT)]
     label, truth = label_of(outcome, leads)
@@ -146,7 +151,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         fired_at=outcome.alert.starts_at, plan_at=plan.at if plan is not None else None,
         program=str(program.get("program", "")), program_digest=str(program.get("digest", "")),
         leads=leads, steps=tuple(steps), stages=stages, conclusion=conclusion, ending=ending,
-        confidence=confidence, cost=cost, knowledge=tuple(dict.fromkeys(used)),
+        confidence=confidence, state=state, cost=cost, knowledge=tuple(dict.fromkeys(used)),
         label=label, root_cause=truth,
     )  # fmt: skip
 
@@ -158,7 +163,7 @@ def trajectory_node(t: Trajectory, shadow: bool = False) -> NodeRecord:
     props = {
         "signature": t.signature, "label": t.label, "opened_at": t.opened_at,
         "program": t.program, "shadow": shadow,
-        **({"evidence_confidence": t.confidence} if concluded else {}),
+        **({"evidence_confidence": t.confidence, "evidence_state": t.state} if concluded else {}),
         "trajectory_json": json.dumps(t.to_dict(), sort_keys=True, default=str)[:1_000_000],
     }  # fmt: skip
     return NodeRecord("Trajectory", {"fingerprint": t.fingerprint}, props, SYNTHETIC)

@@ -4,14 +4,16 @@ the same evidence were confirmed on this platform.
 The evidence gives a hypothesis its confidence by Laplace's rule of succession over the
 independent sources that judged (`evidence.Hypothesis.confidence`): an estimate that
 stands on two imagined observations, one for and one against. Feedback adds real ones. The
-conclusions this platform's users confirmed or rejected, among those whose evidence gave the
-same confidence, are observations of the same quantity, so they are combined as a Beta
-posterior whose prior is the evidence's estimate with the rule's own weight:
+conclusions this platform's users confirmed or rejected, among those on the same evidence
+(the same state and confidence: a Validated 3/4, two lines and nothing against, is not a
+Supported 3/4, two lines and an objection), are observations of the same quantity, so they
+are combined as a Beta posterior whose prior is the evidence's estimate with the rule's own
+weight:
 
     stated = (right + PRIOR_OBSERVATIONS * evidence) / (earlier + PRIOR_OBSERVATIONS)
 
 No history: the evidence's confidence, unchanged. With history it moves towards what was
-seen, faster the more was seen (Bayesian histogram binning, one bin per evidence
+seen, faster the more was seen (Bayesian histogram binning, one bin per state and evidence
 confidence; nothing fitted). The state (Validated, Supported) stays the evidence's:
 feedback calibrates what the agent says, not what its tools found.
 """
@@ -37,9 +39,11 @@ class Calibrated:
     evidence: float
     stated: float
     earlier: int = 0
-    """Earlier conclusions on the same evidence confidence that got feedback."""
+    """Earlier conclusions on the same evidence that got feedback."""
     right: int = 0
     """Of those, how many were confirmed."""
+    state: str = ""
+    """The conclusion's state (Validated, Supported): half of what "the same evidence" is."""
 
     def phrase(self) -> str:
         if not self.earlier:
@@ -48,28 +52,30 @@ class Calibrated:
                 f"{self.right} of {self.earlier} earlier conclusion(s) on such evidence here "
                 "were confirmed")  # fmt: skip
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {"evidence": self.evidence, "stated": self.stated, "earlier": self.earlier,
-                "right": self.right}  # fmt: skip
+    def as_dict(self) -> dict[str, str | float | int]:
+        return {"state": self.state, "evidence": self.evidence, "stated": self.stated,
+                "earlier": self.earlier, "right": self.right}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class OutcomeHistory:
-    """Earlier conclusions with feedback: (the evidence's confidence, confirmed?)."""
+    """Earlier conclusions with feedback: (their state, the evidence's confidence,
+    confirmed?)."""
 
-    outcomes: tuple[tuple[float, bool], ...] = ()
+    outcomes: tuple[tuple[str, float, bool], ...] = ()
 
     @classmethod
-    def of(cls, outcomes: Iterable[tuple[float, bool]]) -> OutcomeHistory:
-        return cls(tuple((round(float(c), DIGITS), bool(ok)) for c, ok in outcomes))
+    def of(cls, outcomes: Iterable[tuple[str, float, bool]]) -> OutcomeHistory:
+        return cls(tuple((str(st), round(float(c), DIGITS), bool(ok)) for st, c, ok in outcomes))
 
     def table(self) -> list[Calibrated]:
-        """Per evidence confidence seen: what a conclusion on it states now, on what."""
-        return [self.calibrate(c) for c in sorted({c for c, _ in self.outcomes})]
+        """Per evidence seen (state, confidence): what a conclusion on it states now, on what."""
+        seen = sorted({(st, c) for st, c, _ in self.outcomes})
+        return [self.calibrate(c, st) for st, c in seen]
 
-    def calibrate(self, evidence: float) -> Calibrated:
-        key = round(float(evidence), DIGITS)
-        same = [ok for c, ok in self.outcomes if c == key]
+    def calibrate(self, evidence: float, state: str) -> Calibrated:
+        key = (state, round(float(evidence), DIGITS))
+        same = [ok for st, c, ok in self.outcomes if (st, c) == key]
         right = sum(same)
         stated = (right + PRIOR_OBSERVATIONS * evidence) / (len(same) + PRIOR_OBSERVATIONS)
-        return Calibrated(round(evidence, 4), round(stated, 4), len(same), right)
+        return Calibrated(round(evidence, 4), round(stated, 4), len(same), right, state)

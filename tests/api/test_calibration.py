@@ -55,7 +55,9 @@ def test_feedback_calibrates_what_later_incidents_state(
         2, 0, round(2 * one["evidence"] / 4, 4)
     )  # fmt: skip
     history = outcome_history(store)
-    assert sorted(history.outcomes) == [(round(one["evidence"], 3), False)] * 2
+    state = first["hypotheses"][0]["state"]
+    assert one["state"] == three["state"] == state
+    assert sorted(history.outcomes) == [(state, round(one["evidence"], 3), False)] * 2
     (row,) = json.loads(stackgraph_cli(settings, "trajectories", "calibration", "--json").stdout)
-    assert row == {"evidence": round(one["evidence"], 4), "earlier": 2, "right": 0,
-                   "stated": three["stated"]}  # fmt: skip
+    assert row == {"state": state, "evidence": round(one["evidence"], 4), "earlier": 2,
+                   "right": 0, "stated": three["stated"]}  # fmt: skip
