@@ -181,7 +181,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                               "(spans without a status?): an error ratio of 0 is not measured",
                               facts)  # fmt: skip
     last = ""
-    for key, span in _shorter(ctx, win).items():
+    shorter = _shorter(ctx, win)
+    for key, span in shorter.items():
         read = instant(ctx, promql(ctx.promql, template, service, span, _unit(ctx, signal)),
                         win.end)  # fmt: skip
         if isinstance(read, ToolResult):
@@ -189,6 +190,10 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         if read is not None:
             facts.update({key: read, f"{key}_s": span})
             last += f", {_show(signal, read)} in the last {_span(span)}"
+    if shorter and not any(key in facts for key in shorter):
+        facts["stopped"] = True
+        last += (f", no data in the last {_span(max(shorter.values()))}: its series stopped "
+                 "before the alert")  # fmt: skip
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
@@ -313,9 +318,11 @@ def _show(signal: str, value: float | None) -> str:
 def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     """Each window judged against the baseline (`_judge`): any supporting supports, all
     refuting refutes, else inconclusive. The long window sees a fault that began up to
-    `window_s` ago; the shorter ones a fault of the last minutes that it dilutes."""
-    if result.status != ToolStatus.SUCCESS:
-        return Verdict.INCONCLUSIVE
+    `window_s` ago; the shorter ones a fault of the last minutes that it dilutes. A series
+    with no data in the shorter windows stopped before the alert (a Stale edge's): what its
+    long window shows happened before this incident, so it judges nothing."""
+    if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
+        return Verdict.INCONCLUSIVE  # a series that stopped before the alert tells of then
     signal = str(result.data["signal"])
     raw = result.data.get("baseline")
     b = None if raw is None else float(raw)

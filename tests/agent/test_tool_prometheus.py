@@ -76,9 +76,10 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "carrier": (Phase(1, 0.05), Phase(1, 0.05)),  # steady, then LATE
     "shop": (Phase(1, 0.05), Phase(1, 0.6)),  # p95 rises: it waits on warehouse's network
     "warehouse": (Phase(1, 0.05), Phase(1, 0.05)),  # serves as fast as ever
+    "refunds": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but its series stop early
 }
 CLIENT = {"frontend": "user", "gateway": "user", "basket": "gateway", "carrier": "user",
-          "shop": "user", "warehouse": "shop"}  # fmt: skip
+          "shop": "user", "warehouse": "shop", "refunds": "user"}  # fmt: skip
 WAITED = {"warehouse": (Phase(1, 0.05), Phase(1, 0.6))}
 """Client-side p95 (as the caller waits, network included), where it differs from the
 server's: a delay on warehouse's network, which its own spans do not see."""
@@ -90,8 +91,9 @@ the whole 30-minute window; carrier 20% in the last minute, about 4% over the la
 CORES = {False: 0.1, True: 0.5}
 """payment's CPU (cores) before and in the alert window; its memory stays at MEMORY bytes."""
 MEMORY = 3 * 2**28
-GAP = {"orders": range(40, 200)}
-"""Steps not scraped: orders has the first 10 minutes and the last 10 only."""
+GAP = {"orders": range(40, 200), "refunds": range(POINTS - 60, POINTS)}
+"""Steps not scraped: orders has the first 10 minutes and the last 10 only; refunds stops
+15 minutes before the end (its errors rose before that)."""
 
 
 MESH = PromQLNames(
@@ -279,6 +281,20 @@ def test_a_rise_of_its_own_supports_beside_healthy_callees(promurl: str) -> None
     (basket,) = latency.data["callees"]
     assert basket["server"] == "basket"
     assert basket["window"] == pytest.approx(basket["baseline"], rel=1e-6)
+
+
+def test_a_series_that_stopped_before_the_alert_judges_nothing(promurl: str) -> None:
+    """A Stale edge's series: its errors rose, then it stopped 15 minutes before the alert.
+    The 30-minute window still holds the rise; the last 5 minutes hold nothing."""
+    result, verdict = measure(promurl, "refunds", "error_rate")
+    assert result.data["window"] == pytest.approx(0.2, rel=0.05)
+    assert result.data["stopped"] is True and "short" not in result.data
+    assert "no data in the last 5 min: its series stopped before the alert" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    assert TOOL.check(dataclasses.replace(result, data={**result.data, "stopped": False}),
+                      "refunds", float(END), float(WINDOW)) == Verdict.SUPPORTS  # fmt: skip
+    running, _ = measure(promurl, "payment", "error_rate")
+    assert "stopped" not in running.data
 
 
 def test_a_healthy_service_that_never_failed_is_refuted(promurl: str) -> None:
