@@ -1,5 +1,6 @@
 // Concluded investigations that feedback labelled, newest first: the evidence's state and
-// confidence in the conclusion and the label (correct: confirmed; partial, wrong: another root cause).
+// confidence in the conclusion, and the label (correct: confirmed; partial, wrong: another
+// root cause).
 // What calibrates the confidence a later incident states (rca.agent.calibration).
 MATCH (t:Trajectory)
 WHERE t.label IN $labels AND t.evidence_confidence IS NOT NULL

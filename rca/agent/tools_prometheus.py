@@ -322,7 +322,7 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     with no data in the shorter windows stopped before the alert (a Stale edge's): what its
     long window shows happened before this incident, so it judges nothing."""
     if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
-        return Verdict.INCONCLUSIVE  # a series that stopped before the alert tells of then
+        return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
     raw = result.data.get("baseline")
     b = None if raw is None else float(raw)
