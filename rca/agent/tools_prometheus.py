@@ -215,7 +215,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         facts["latest_band"] = band
     text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
             f"({_show(signal, facts['baseline'])}){last} (Prometheus)")  # fmt: skip
-    if signal in DOWNSTREAM:
+    if signal in DOWNSTREAM and not facts.get("stopped"):  # a stopped series judges nothing
         text += _callees(ctx, signal, service, win, facts)
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
