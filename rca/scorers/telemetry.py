@@ -10,16 +10,26 @@ series then says nothing. Only when nothing was probed at all (no metrics source
 levels stand in (`edge_level`: errors only; an edge whose failures nobody recorded judges
 nothing, and with none recorded the scorer abstains). Stale edges count half. A judged
 candidate keeps its edge as evidence even at 0, so the agent can refute it on that edge.
+
+Where the calls into a service and the calls it makes both got slower, the relative moves
+alone cannot say which part is its own: a caller stalled for a second while its callee
+took 13 ms longer moved 0.69 against the callee's 0.52. Latency adds up along a call, so
+the time the caller's callers wait longer is compared with the time the caller waits
+longer on its own calls, in seconds, as STRIX's self-time compares a span with its
+slowest callee (`own_part`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..facts import EdgeFact, Facts, ProbeSeries
 from ..model import EDGE_PREFIX, Evidence
-from ..series import ERROR_HALF, assess
+from ..series import ERROR_HALF, assess, upper_half
 from .signal import STALE_FACTOR, Signal, all_nodes, votes
 
 
@@ -33,26 +43,54 @@ def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
     return out
 
 
-def _edge_move(
-    series: list[ProbeSeries], window: tuple[float, float] | None
-) -> tuple[float, str] | None:
+@dataclass(frozen=True)
+class EdgeMove:
+    """How far an edge's series left their band, and the seconds its caller waits longer."""
+
+    effect: float
+    phrase: str = ""
+    latency: float = 0.0
+    """The effect of its latency series alone (0: in band, or none)."""
+    added_s: float | None = None
+    """The moved latency's level in the window less the baseline's (None: not moved)."""
+
+
+def _edge_move(series: list[ProbeSeries], window: tuple[float, float] | None) -> EdgeMove | None:
     """The strongest move among an edge's latency/error series (None: no such series)."""
-    found = [assess(s, window) for s in series if s.kind in ("latency", "errors")]
+    found = [(s, assess(s, window)) for s in series if s.kind in ("latency", "errors")]
     if not found:
         return None
-    best = max(found, key=lambda t: t.effect)
-    return best.effect, best.phrase
+    best = max(found, key=lambda t: t[1].effect)[1]
+    slow = [(s, t) for s, t in found if s.kind == "latency" and t.out]
+    if not slow:
+        return EdgeMove(best.effect, best.phrase)
+    s, t = max(slow, key=lambda st: st[1].effect)
+    added = upper_half(s.alert) - float(np.median(s.baseline))
+    return EdgeMove(best.effect, best.phrase, t.effect, added)
 
 
-def edge_moves(facts: Facts) -> dict[tuple[str, str], float]:
-    """How far each edge's own series moved out of their band (0: in band); edges without
-    series are left out."""
+def own_part(into: EdgeMove, out: Iterable[EdgeMove]) -> float:
+    """The part of the move into a service its own calls do not explain: the move into it
+    less the strongest move out; and, where the calls into it got slower, their latency's
+    move times the share of the added seconds that no call it makes added
+    (1 - slowest callee's added seconds / its callers' added seconds), when that is more."""
+    outs = list(out)
+    part = max(0.0, into.effect - max((o.effect for o in outs), default=0.0))
+    if into.added_s is not None and into.added_s > 0:
+        below = max((o.added_s or 0.0 for o in outs), default=0.0)
+        part = max(part, into.latency * max(0.0, 1.0 - below / into.added_s))
+    return part
+
+
+def edge_moves(facts: Facts) -> dict[tuple[str, str], EdgeMove]:
+    """How far each edge's own series moved out of their band (effect 0: in band); edges
+    without series are left out."""
     window = facts.windows.alert if facts.windows else None
-    out: dict[tuple[str, str], float] = {}
+    out: dict[tuple[str, str], EdgeMove] = {}
     for key, series in edge_probes(facts).items():
         move = _edge_move(series, window)
         if move is not None:
-            out[key] = move[0]
+            out[key] = move
     return out
 
 
@@ -74,7 +112,7 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     outgoing: dict[str, list[EdgeFact]] = defaultdict(list)
     for e in facts.edges:
         outgoing[e.src].append(e)
-    strength: dict[tuple[str, str], float] = {}
+    strength: dict[tuple[str, str], EdgeMove] = {}
     why: dict[tuple[str, str], str] = {}
     probed = any(facts.probes.values())
     if not probed and all(e.error_rate is None for e in facts.edges):
@@ -84,32 +122,41 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         key = (e.src, e.dst)
         move = _edge_move(series.get(key, []), window)
         if move is not None:
-            v, why[key] = move
+            why[key] = move.phrase
         elif probed:
-            v, why[key] = 0.0, "no series of this edge"
+            move, why[key] = EdgeMove(0.0), "no series of this edge"
         else:
             out_err = max((o.error_rate or 0.0 for o in outgoing[e.dst]), default=0.0)
-            v = edge_level(e, out_err)
+            move = EdgeMove(edge_level(e, out_err))
             lat = f", p95 {e.latency_p95_ms:.0f} ms" if e.latency_p95_ms is not None else ""
             rate = "none recorded" if e.error_rate is None else f"{100 * e.error_rate:.1f}%"
             why[key] = f"error rate {rate}{lat} (no baseline)"
-        strength[key] = max(strength.get(key, 0.0), v * (STALE_FACTOR if e.stale else 1.0))
+        if e.stale:
+            move = EdgeMove(move.effect * STALE_FACTOR, move.phrase,
+                            move.latency * STALE_FACTOR, move.added_s)  # fmt: skip
+        if key not in strength or move.effect > strength[key].effect:
+            strength[key] = move
     into: dict[str, list[tuple[float, EdgeFact]]] = defaultdict(list)
     for e in facts.edges:
-        into[e.dst].append((strength[(e.src, e.dst)], e))
+        into[e.dst].append((strength[(e.src, e.dst)].effect, e))
     judged = {e.dst for e in facts.edges
               if (e.src, e.dst) in series or (not probed and e.error_rate is not None)}  # fmt: skip
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for name in nodes:
-        out_s = max((strength[(o.src, o.dst)] for o in outgoing[name]), default=0.0)
-        best_in, best_edge = max(into[name], key=lambda t: t[0], default=(0.0, None))
-        scores[name] = max(0.0, best_in - out_s)
+        outs = [strength[(o.src, o.dst)] for o in outgoing[name]]
+        out_s = max((o.effect for o in outs), default=0.0)
+        _, best_edge = max(into[name], key=lambda t: t[0], default=(0.0, None))
+        inward = strength[(best_edge.src, best_edge.dst)] if best_edge else EdgeMove(0.0)
+        scores[name] = own_part(inward, outs)
         if best_edge is not None and name in judged:
             e = best_edge
             stale = " (Stale: halved)" if e.stale else ""
             summary = (f"{e.src}→{e.dst} {why[(e.src, e.dst)]}{stale}; "
                        f"strongest edge out of {name}: {out_s:.2f}")  # fmt: skip
+            if inward.added_s and any(o.added_s for o in outs):
+                below = max(o.added_s or 0.0 for o in outs)
+                summary += f" (its calls out added {below:.3g} of the {inward.added_s:.3g} added)"
             evidence[name] = (
                 Evidence("telemetry", summary, e.source or "graph", round(scores[name], 4),
                          f"{e.type}:{e.src}->{e.dst}", e.status, e.last_seen),

@@ -1,8 +1,8 @@
 """Traversal from the symptom: walk the call graph callee-wards from the alerting service
 along the calls that moved (their own series left their band: `telemetry.edge_moves`), and
 vote for where the walk stops: services the calls into which moved more than any call they
-make, the frontier where the anomaly starts (scored by the difference, as `telemetry` and
-`blame` score "its own part"). The alerting service itself is the frontier when calls into
+make, the frontier where the anomaly starts (scored by its own part, as `telemetry` scores
+it: `telemetry.own_part`). The alerting service itself is the frontier when calls into
 it moved more than any of its own.
 
 Without edge series (nothing probed per edge) the walk follows the services the anomaly
@@ -18,28 +18,29 @@ from collections.abc import Mapping
 from ..facts import Facts
 from ..model import Evidence
 from .signal import Signal, all_nodes, votes
-from .telemetry import edge_moves
+from .telemetry import EdgeMove, edge_moves, own_part
 
 
 def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     """Vote for the frontier of what moved, reached from the symptom."""
     nodes = all_nodes(facts)
-    moved = {k: v for k, v in edge_moves(facts).items() if v > 0 and k[1] in nodes}
+    moved = {k: v for k, v in edge_moves(facts).items() if v.effect > 0 and k[1] in nodes}
     anomaly = prior.get("anomaly")
     hot = dict(anomaly.scores) if anomaly else {}
     children: dict[str, set[str]] = defaultdict(set)
-    strength: dict[str, float] = {}
+    strength: dict[str, EdgeMove] = {}
     if moved:
         for (src, dst), v in moved.items():  # calls from `user` move the anchor itself
             if src in nodes:
                 children[src].add(dst)
-            strength[dst] = max(strength.get(dst, 0.0), v)
+            if dst not in strength or v.effect > strength[dst].effect:
+                strength[dst] = v
         via_edges = True
     elif hot:
         for e in facts.edges:
             if e.src != e.dst and e.dst in hot and e.dst in nodes:
                 children[e.src].add(e.dst)
-        strength = hot
+        strength = {n: EdgeMove(v) for n, v in hot.items()}
         via_edges = False
     else:
         return votes("traversal", {}, abstained="no call and no service around it moved")
@@ -54,15 +55,15 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for n, path in reached.items():
-        below = max((strength.get(c, 0.0) for c in children[n]), default=0.0)
-        if n not in strength or strength[n] <= below:
+        part = own_part(strength[n], [strength[c] for c in children[n]]) if n in strength else 0.0
+        if part <= 0:
             continue
-        scores[n] = strength[n] - below
+        scores[n] = part
         via = " → ".join(path)
         what = "calls" if via_edges else "services"
         evidence[n] = (
             Evidence("traversal", f"where the {what} that moved stop, walking {via}",
-                     "graph", round(strength[n], 4), f"path:{via}"),
+                     "graph", round(strength[n].effect, 4), f"path:{via}"),
         )  # fmt: skip
     if not scores:
         return votes("traversal", {}, abstained="nothing that moved is reached from the anchor")

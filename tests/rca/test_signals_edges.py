@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries
-from stackgraph.rca.scorers import change, telemetry
+from stackgraph.rca.scorers import change, telemetry, traversal
 from stackgraph.rca.windows import Windows
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
@@ -34,6 +34,23 @@ def test_blame_goes_to_the_deepest_service_whose_calls_in_moved() -> None:
     assert sig.scores.get("leaf", 0.0) > 0.5
     assert sig.scores.get("mid", 0.0) == 0.0  # its own call out explains the calls into it
     assert sig.scores.get("other", 0.0) == 0.0
+
+
+def test_a_caller_stalled_for_seconds_is_not_explained_by_a_callee_slower_by_ms() -> None:
+    """Both moved, the callee more in relative terms (3 → 30 ms: 0.82) than the caller
+    (300 → 1500 ms: 0.67), so by relative moves alone the caller's own part was nothing.
+    In seconds, what the callee added is 2% of what the caller's callers wait longer: the
+    caller keeps 98% of its move, in the telemetry and the traversal alike."""
+    caller_base = tuple(300.0 + d for d in (0, 10, -10, 5, -5, 0, 10, -10, 5, -5))
+    stalled = ProbeSeries("latency", "from:front", caller_base, (1500.0,) * 10)
+    facts = _facts({"mid": (stalled,), "leaf": (_edge("mid", (30.0,) * 10),),
+                    "other": (_edge("front", FLAT),)})  # fmt: skip
+    for scorer in (telemetry, traversal):
+        sig = scorer(facts, {})
+        assert 0.6 < sig.scores["mid"] < sig.scores["leaf"]
+    # a callee whose added time is the caller's: the caller's own part is the rest
+    explained = _facts({"mid": (stalled,), "leaf": (_edge("mid", (1190.0,) * 10),)})
+    assert telemetry(explained, {}).scores["mid"] < 0.05
 
 
 def test_small_latency_wander_is_not_an_edge_anomaly() -> None:
