@@ -10,7 +10,8 @@ git_log and git_show read the same commits, so together they are one line. The g
 edges and Deploy nodes — so it is no line towards Validated, and neither are past incidents
 (`memory_lookup`: a prior, not proof). A graph check that supports makes a hypothesis
 Supported; Validated needs two other sources (graph + git_log is Supported, git_log +
-prometheus_query is Validated). For the same reason the graph and memory decide nothing
+prometheus_query is Validated, unless the metrics moved only in the cpu or memory a rollout
+moves anyway: `ROLLOUT_FOOTPRINT`). For the same reason the graph and memory decide nothing
 once an independent source has judged: their verdicts count only while no other tool's does,
 and what they say against after that is an objection, which only keeps it from Validated.
 
@@ -37,19 +38,21 @@ from typing import Any
 LLM_INFERRED = "LlmInferred"
 GRAPH = "graph"
 MEMORY = "memory"
+CHANGE = "change"
+METRICS = "metrics"
 NOT_A_LINE = frozenset({GRAPH, MEMORY})
 """Sources that are no line towards Validated: the plan's own world-model, and past
 incidents (a prior, not proof)."""
 DATA_SOURCE = {
     "query_stack_graph": GRAPH,
-    "prometheus_query": "metrics",
+    "prometheus_query": METRICS,
     "loki_query": "logs",
     "k8s_logs": "logs",
     "k8s_pod_status": "kubernetes",
     "k8s_events": "kubernetes",
-    "git_log": "change",
-    "git_show": "change",
-    "flux_status": "change",
+    "git_log": CHANGE,
+    "git_show": CHANGE,
+    "flux_status": CHANGE,
     "memory_lookup": MEMORY,
 }
 """The data source each tool reads; tools on one source are one line of evidence between
@@ -66,7 +69,11 @@ def is_a_line(tool: str) -> bool:
     return source_of(tool) not in NOT_A_LINE
 
 
-SHOWS_A_FAULT = frozenset({"metrics", "logs", "kubernetes"})
+ROLLOUT_FOOTPRINT = frozenset({"signal=cpu", "signal=memory"})
+"""Checks a rollout moves by construction: fresh pods warm up (the plan judges a release on
+its errors and latency alone, `rca.scorers.change.HEALTH_KINDS`). Beside a release of the
+same suspect, a rise there is that release seen again, not a second line of evidence."""
+SHOWS_A_FAULT = frozenset({METRICS, "logs", "kubernetes"})
 """Sources whose support is the suspect seen failing (a metric that rose, error lines, a
 crashing pod), as against a change (it changed) or the graph and memory (a claim re-read)."""
 WITH_BASELINE = "window+baseline"
@@ -175,13 +182,17 @@ class Hypothesis:
         still say against is an objection: it blocks Validated, which needs nothing
         against at all. A tool (or source) that supports through one check is not also
         counted against: one signal normal (latency) beside one bad (errors) is no evidence
-        against the suspect (a service can fail fast)."""
+        against the suspect (a service can fail fast). Metrics that support a released
+        suspect only through its cpu or memory are the release seen again
+        (`ROLLOUT_FOOTPRINT`): neither for nor against."""
         judged = [(e, source_of(e.tool)) for e in self.evidence
                   if e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
         independent = any(src not in NOT_A_LINE for _, src in judged)
         counted = [(e, src) for e, src in judged if not independent or src not in NOT_A_LINE]
         pro_tools = frozenset(e.tool for e, _ in counted if e.verdict == Verdict.SUPPORTS)
         pro = frozenset(src for e, src in counted if e.tool in pro_tools)
+        if CHANGE in pro and _footprint_only(counted):
+            pro -= {METRICS}
         con = frozenset(src for e, src in counted if e.tool not in pro_tools) - pro
         others = [(e.verdict, src) for e, src in judged if independent and src in NOT_A_LINE]
         objections = frozenset(src for v, src in others if v == Verdict.REFUTES) - frozenset(
@@ -236,6 +247,15 @@ class Hypothesis:
             "confidence": self.confidence,
             "evidence": [e.as_dict() for e in self.evidence],
         }
+
+
+def _footprint_only(counted: Sequence[tuple[ToolEvidence, str]]) -> bool:
+    """Whether the metrics support rests on the rollout's footprint alone."""
+    return all(
+        e.check in ROLLOUT_FOOTPRINT
+        for e, src in counted
+        if src == METRICS and e.verdict == Verdict.SUPPORTS
+    )
 
 
 class EvidenceRejected(ValueError):

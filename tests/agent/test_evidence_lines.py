@@ -34,6 +34,28 @@ def test_graph_plus_git_is_supported_git_plus_metrics_is_validated() -> None:
     assert git_metrics.confidence > graph_git.confidence >= ROOT_CAUSE_MIN_CONFIDENCE
 
 
+def test_a_released_suspects_cpu_is_its_release_seen_again() -> None:
+    """A rollout moves cpu and memory by construction: beside the suspect's own release, a
+    cpu rise is no second line (Supported at 2/3, not Validated at 3/4), and its healthy
+    latency is no line against. Its errors rising are a second line."""
+
+    def released(*metrics: tuple[str, Verdict]) -> Hypothesis:
+        h = hyp(("git_log", S))
+        h.evidence += [ToolEvidence("prometheus_query", v, "", "Test", check=f"signal={sig}",
+                                    hypothesis="payment") for sig, v in metrics]  # fmt: skip
+        return h
+
+    footprint = released(("cpu", S), ("memory", S), ("latency_p95", R))
+    assert footprint.state == HypothesisState.SUPPORTED
+    assert footprint.confidence == hyp(("git_log", S)).confidence
+    failing = released(("cpu", S), ("error_rate", S))
+    assert failing.state == HypothesisState.VALIDATED
+    unreleased = hyp(("k8s_events", S))
+    unreleased.evidence.append(ToolEvidence("prometheus_query", S, "", "Test",
+                                            check="signal=cpu", hypothesis="payment"))  # fmt: skip
+    assert unreleased.state == HypothesisState.VALIDATED
+
+
 @pytest.mark.parametrize(
     ("checks", "state"),
     [
