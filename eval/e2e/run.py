@@ -48,6 +48,8 @@ from .world import DISTRACTOR_LEAD_S, Distractor, build_world, pick_distractor
 __all__ = ["ARMS", "run_e2e"]
 
 ARMS = ("clean", "distractor")
+SUMMARY_CHARS = 200
+"""What the scorecard keeps of a tool's summary: enough to read a verdict's reason."""
 Progress = Callable[[int, int, str], None]
 EXTERNAL_URL = "http://alertmanager.invalid:9093"
 """Where the webhook says it comes from (Alertmanager's `externalURL`)."""
@@ -110,6 +112,13 @@ def _outcome(
         conclusion_tools=sorted(
             {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
         ),
+        conclusion_evidence={
+            f"{e['tool']}:{e.get('check') or 'default'}": (
+                f"{e['verdict']}: {str(e.get('result_summary') or '')[:SUMMARY_CHARS]}"
+            )
+            for e in (chosen or {}).get("evidence", [])
+            if e["verdict"] != "inconclusive"
+        },
         root_cause_state=str(truth["state"]) if truth else None,
         root_cause_evidence={
             f"{e['tool']}:{e.get('check') or 'default'}": str(e["verdict"])

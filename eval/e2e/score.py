@@ -82,6 +82,9 @@ class Outcome:
     """The API plan's alert window (its end is the moment the plan looked up to)."""
     conclusion_tools: list[str] = field(default_factory=list)
     """The tools whose checks supported the concluded hypothesis."""
+    conclusion_evidence: dict[str, str] = field(default_factory=dict)
+    """`tool:check` → verdict and what the tool said, for each check that judged the
+    concluded hypothesis: what a conclusion, right or wrong, rested on."""
     root_cause_state: str | None = None
     root_cause_evidence: dict[str, str] = field(default_factory=dict)
     """`tool:check` → verdict on the true root cause's hypothesis (read for diagnosis and
@@ -122,6 +125,7 @@ class Outcome:
             "evidence_confidence": self.evidence_confidence,
             "calibrated_on": self.calibrated_on,
             "conclusion_tools": self.conclusion_tools,
+            "conclusion_evidence": self.conclusion_evidence,
             "root_cause_state": self.root_cause_state,
             "root_cause_evidence": self.root_cause_evidence,
             "right": self.right,

@@ -213,6 +213,11 @@ def test_e2e_on_seeded_scores_real_incidents(settings: Settings, store: GraphSto
     (shop02,) = [i for i in clean if i["case_id"] == "shop-02"]
     assert shop02["root_cause_evidence"]["git_log:default"] == "supports", shop02
     assert shop02["root_cause_state"] in {"Supported", "Validated", "Refuted"}
+    # what each conclusion rested on: the checks that judged it, with the tool's reason
+    for i in clean:
+        said = i["conclusion_evidence"].values()
+        assert bool(said) == (i["conclusion"] is not None), i
+        assert any(v.startswith("supports: ") and len(v) > 12 for v in said) or not said, i
     # the distractor arm measured: a service neither root cause nor symptom, scored
     arm = [i for i in incidents if i["arm"] == "distractor"]
     assert card["arms"]["distractor"]["distractor_cases"] == 3
