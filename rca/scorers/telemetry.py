@@ -52,7 +52,8 @@ class EdgeMove:
     latency: float = 0.0
     """The effect of its latency series alone (0: in band, or none)."""
     added_s: float | None = None
-    """The moved latency's level in the window less the baseline's (None: not moved)."""
+    """The moved latency's level in the window (its upper half, as `assess` reads it) less
+    the baseline's median, in the series' unit (None: not moved)."""
 
 
 def _edge_move(series: list[ProbeSeries], window: tuple[float, float] | None) -> EdgeMove | None:
