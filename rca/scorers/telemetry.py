@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -78,9 +78,13 @@ def own_part(into: EdgeMove, out: Iterable[EdgeMove]) -> float:
     outs = list(out)
     part = max(0.0, into.effect - max((o.effect for o in outs), default=0.0))
     if into.added_s is not None and into.added_s > 0:
-        below = max((o.added_s or 0.0 for o in outs), default=0.0)
-        part = max(part, into.latency * max(0.0, 1.0 - below / into.added_s))
+        part = max(part, into.latency * max(0.0, 1.0 - slowest_added(outs) / into.added_s))
     return part
+
+
+def slowest_added(outs: Iterable[EdgeMove]) -> float:
+    """The most seconds any of a service's calls out added (0: none got slower)."""
+    return max((o.added_s or 0.0 for o in outs), default=0.0)
 
 
 def edge_moves(facts: Facts) -> dict[tuple[str, str], EdgeMove]:
@@ -133,8 +137,8 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             rate = "none recorded" if e.error_rate is None else f"{100 * e.error_rate:.1f}%"
             why[key] = f"error rate {rate}{lat} (no baseline)"
         if e.stale:
-            move = EdgeMove(move.effect * STALE_FACTOR, move.phrase,
-                            move.latency * STALE_FACTOR, move.added_s)  # fmt: skip
+            move = replace(move, effect=move.effect * STALE_FACTOR,
+                           latency=move.latency * STALE_FACTOR)  # fmt: skip
         if key not in strength or move.effect > strength[key].effect:
             strength[key] = move
     into: dict[str, list[tuple[float, EdgeFact]]] = defaultdict(list)
@@ -155,8 +159,8 @@ def telemetry(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             stale = " (Stale: halved)" if e.stale else ""
             summary = (f"{e.src}→{e.dst} {why[(e.src, e.dst)]}{stale}; "
                        f"strongest edge out of {name}: {out_s:.2f}")  # fmt: skip
-            if inward.added_s and any(o.added_s for o in outs):
-                below = max(o.added_s or 0.0 for o in outs)
+            below = slowest_added(outs)
+            if inward.added_s and below:
                 summary += f" (its calls out added {below:.3g} of the {inward.added_s:.3g} added)"
             evidence[name] = (
                 Evidence("telemetry", summary, e.source or "graph", round(scores[name], 4),
