@@ -20,9 +20,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ..clock import parse_time
-from ..windows import Windows
+from ..windows import ALERT_LEAD_S, Windows
 from .evidence import Verdict
-from .log_lines import line_verdict
+from .log_lines import errors_ended, line_verdict
 from .toolbox import (
     Prerequisite,
     Runner,
@@ -184,11 +184,15 @@ def _check_events(result: ToolResult, suspect: str, now: float, window_s: float)
 
 def _run_logs(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     """Error lines of each container of up to LOG_PODS pods, by the kubelet's timestamps,
-    in the alert window vs the baseline."""
+    in the alert window vs the baseline, and in the window's last minutes
+    (`log_lines.errors_ended`)."""
     service = str(args["service"])
     win = Windows.ending_at(ctx.now(), ctx.window_s)
     since = max(1, math.ceil(time.time() - win.baseline[0]))
     counts = {"errors": 0, "baseline_errors": 0, "lines": 0, "baseline_lines": 0}
+    recent_from = win.end - ALERT_LEAD_S if win.span_s > ALERT_LEAD_S else None
+    if recent_from is not None:
+        counts |= {"recent_errors": 0, "recent_lines": 0}
     example, read = "", []
     try:
         pods = _pods(ctx, service)
@@ -206,12 +210,15 @@ def _run_logs(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                     where = win.which(t) if t is not None else None
                     if where is None:
                         continue
-                    prefix = "" if where == "window" else "baseline_"
-                    counts[f"{prefix}lines"] += 1
-                    if _ERROR_LINE.search(text):
-                        counts[f"{prefix}errors"] += 1
-                        if where == "window":
-                            example = text
+                    error = bool(_ERROR_LINE.search(text))
+                    prefixes = ["" if where == "window" else "baseline_"]
+                    if recent_from is not None and t is not None and t > recent_from:
+                        prefixes.append("recent_")
+                    for prefix in prefixes:
+                        counts[f"{prefix}lines"] += 1
+                        counts[f"{prefix}errors"] += error
+                    if error and where == "window":
+                        example = text
     except ApiException as exc:
         return _api_error(exc, f"logs of {service}")
     if not pods:
@@ -220,6 +227,10 @@ def _run_logs(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in the alert window",
                           {**counts, "containers": read})  # fmt: skip
     shown = f"; e.g. {example[:200]}" if example else ""
+    if recent_from is not None:
+        ended = ": its errors ended before the alert" if errors_ended(counts) else ""
+        shown = (f"; {counts['recent_errors']} of {counts['recent_lines']} in the last "
+                 f"{ALERT_LEAD_S / 60:g} min{ended}{shown}")  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{counts['errors']} error lines of {counts['lines']} from {len(read)} container(s) of "

@@ -12,7 +12,10 @@ is read and counted the same way, lines per window and lines holding the word in
 and judged by the same rule (`line_verdict`): a deployment that keeps its logs in files
 gets the check a Loki user gets. A window counts at most `rca.sources.logs.MAX_LINES` lines.
 
-Error lines that would support a suspect are checked against the services it calls
+Error lines that would support a suspect are also counted in the last minutes before the
+alert (`rca.windows.ALERT_LEAD_S`): errors those minutes no longer hold ended before the
+alert and judge nothing (`log_lines.errors_ended`). Those that still support are checked
+against the services it calls
 (`downstream`): a callee's error lines that rose as strongly explain them (a caller logs
 its callee's failures), and the check is inconclusive for the suspect.
 """
@@ -25,11 +28,11 @@ from typing import Any
 
 from stackgraph.rca.model import LogSource
 
-from ..windows import Windows
+from ..windows import ALERT_LEAD_S, Windows
 from .downstream import callees, explained_by
 from .evidence import Verdict
 from .http_get import get_json
-from .log_lines import line_verdict
+from .log_lines import errors_ended, line_verdict
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
 LOGQL_LINES = 'sum(count_over_time({service_name="<<s>>"} [<<w>>s]))'
@@ -130,9 +133,18 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in {where} in the "
                           "alert window", {"lines": 0})  # fmt: skip
     facts: dict[str, Any] = {**counted, "contains": word}
+    recent = ""
+    if line_verdict(facts) == Verdict.SUPPORTS and win.span_s > ALERT_LEAD_S:
+        last = _count(ctx, service, word, Windows.ending_at(win.end, ALERT_LEAD_S))
+        if isinstance(last, ToolResult):
+            return last
+        facts.update(recent_errors=last[1]["errors"], recent_lines=last[1]["lines"])
+        ended = ": its errors ended before the alert" if errors_ended(facts) else ""
+        recent = (f"; {facts['recent_errors']} of {facts['recent_lines']} in the last "
+                  f"{ALERT_LEAD_S / 60:g} min{ended}")  # fmt: skip
     text = (f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} "
-            f"in {win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']}) "
-            f"({where})")  # fmt: skip
+            f"in {win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']})"
+            f"{recent} ({where})")  # fmt: skip
     if line_verdict(facts) == Verdict.SUPPORTS:
         rows = []
         for callee in callees(ctx.store, service):

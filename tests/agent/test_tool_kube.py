@@ -206,6 +206,8 @@ def test_logs_error_lines_rising_in_the_window_support(kube: FakeKube) -> None:
     assert (result.data["errors"], result.data["baseline_errors"]) == (12, 1)
     assert (result.data["lines"], result.data["baseline_lines"]) == (82, 51)
     assert result.data["containers"] == ["payment-7c9f-abcde/app", "payment-7c9f-abcde/proxy"]
+    assert (result.data["recent_errors"], result.data["recent_lines"]) == (2, 13)
+    assert "; 2 of 13 in the last 5 min; e.g. " in result.summary  # still failing: supports
     assert verdict == Verdict.SUPPORTS
     asked = [p for p in kube.seen if "/log?" in p]
     assert all("timestamps=true" in p and "sinceSeconds=" in p for p in asked)

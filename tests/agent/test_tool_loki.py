@@ -56,6 +56,8 @@ LOGS: dict[str, list[tuple[float, str]]] = {
     + lines(30, "upstream error", *WIN),  # 3 -> 30: it calls payment (2 -> 40)
     "edge": lines(100, "ok", *BASE) + lines(3, "error", *BASE) + lines(100, "ok", *WIN)
     + lines(30, "error", *WIN),  # the same, but it calls only checkout (no errors now)
+    "billing": lines(100, "ok", *BASE) + lines(300, "ok", *WIN)
+    + lines(60, "error", AT - WINDOW, AT - WINDOW / 2),  # errors that ended before the alert
 }  # fmt: skip
 
 
@@ -162,6 +164,20 @@ def test_error_lines_its_callee_logged_as_strongly_are_the_callees(
     result, verdict = run(graph, "edge")
     assert [c["server"] for c in result.data["callees"]] == ["checkout"]
     assert verdict == Verdict.SUPPORTS and "come from" not in result.summary
+
+
+def test_error_lines_that_ended_before_the_alert_judge_nothing(ctx: ToolContext) -> None:
+    """billing logged 60 errors in the window's first half and none in its last 5 minutes,
+    while it kept logging: an earlier incident's, so inconclusive; payment's errors, spread
+    to the alert, still support."""
+    result, verdict = run(ctx, "billing")
+    assert (result.data["errors"], result.data["baseline_errors"]) == (60, 0)
+    assert (result.data["recent_errors"], result.data["recent_lines"]) == (0, 50)
+    assert "; 0 of 50 in the last 5 min: its errors ended before the alert (" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    result, verdict = run(ctx, "payment")
+    assert result.data["recent_errors"] > 0 and "ended" not in result.summary
+    assert verdict == Verdict.SUPPORTS
 
 
 def test_a_service_that_does_not_log_is_no_data(ctx: ToolContext) -> None:
