@@ -105,7 +105,6 @@ def _outcome(
         else float(calibrated.get("stated", chosen["confidence"])),
         evidence_confidence=None if chosen is None else float(chosen["confidence"]),
         calibrated_on=int(calibrated.get("earlier", 0)),
-        conclusion_lines=None if chosen is None else str(calibrated.get("lines", "")),
         tool_calls=len(detail.get("evidence") or []),
         seconds=seconds,
         floor=any("deterministic tool floor" in e for e in events),

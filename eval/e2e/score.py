@@ -78,9 +78,6 @@ class Outcome:
     """The evidence's own confidence in the conclusion (the hypothesis')."""
     calibrated_on: int = 0
     """Earlier conclusions with feedback on the same evidence that calibrated it."""
-    conclusion_lines: str | None = None
-    """The sources that supported the conclusion (with its state and evidence confidence,
-    the evidence it was calibrated as)."""
     plan_window: tuple[float, float] | None = None
     """The API plan's alert window (its end is the moment the plan looked up to)."""
     conclusion_tools: list[str] = field(default_factory=list)
@@ -127,7 +124,6 @@ class Outcome:
             "confidence": self.confidence,
             "evidence_confidence": self.evidence_confidence,
             "calibrated_on": self.calibrated_on,
-            "conclusion_lines": self.conclusion_lines,
             "conclusion_tools": self.conclusion_tools,
             "conclusion_evidence": self.conclusion_evidence,
             "root_cause_state": self.root_cause_state,

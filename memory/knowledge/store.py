@@ -119,23 +119,17 @@ def trajectories(
 
 
 def outcome_history(store: GraphReader, limit: int = HISTORY) -> OutcomeHistory:
-    """Earlier conclusions with feedback (the evidence's state, confidence and lines,
-    confirmed or not): what calibrates the confidence an incident states. Empty when the
-    graph cannot be read: calibration informs what the report says, it never decides. A
-    conclusion stored before its state and lines were (`evidence_state`, `evidence_lines`)
-    calibrates none of today's: every conclusion today rests on some line."""
+    """Earlier conclusions with feedback (the evidence's state and confidence, confirmed or
+    not): what calibrates the confidence an incident states. Empty when the graph cannot be
+    read: calibration informs what the report says, it never decides. A conclusion stored
+    before its state was (`evidence_state`) calibrates none of today's."""
     try:
         labels = ["correct", "partial", "wrong"]
         rows = store.read(cypher.load("trajectory_outcomes"), {"labels": labels, "limit": limit})
     except StackGraphError:
         return OutcomeHistory()
     return OutcomeHistory.of(
-        (
-            str(r.get("state") or ""),
-            float(r["confidence"]),
-            str(r.get("lines") or ""),
-            r.get("label") == "correct",
-        )
+        (str(r.get("state") or ""), float(r["confidence"]), r.get("label") == "correct")
         for r in rows
         if r.get("confidence") is not None
     )

@@ -75,10 +75,8 @@ class Trajectory:
     ending: str = ""
     confidence: float | None = None
     state: str = ""
-    """The concluded hypothesis's state (Validated, Supported): with `confidence` and
-    `lines`, the evidence a later conclusion's confidence is calibrated on."""
-    lines: str = ""
-    """The sources that supported the concluded hypothesis (`Hypothesis.lines`)."""
+    """The concluded hypothesis's state (Validated, Supported): with `confidence`, the
+    evidence a later conclusion's confidence is calibrated on."""
     cost: Mapping[str, float] = field(default_factory=dict)
     knowledge: tuple[str, ...] = ()
     label: str = "pending"
@@ -103,7 +101,6 @@ class Trajectory:
             leads=tuple(d.get("leads") or ()), steps=steps, stages=dict(d.get("stages") or {}),
             conclusion=d.get("conclusion"), ending=str(d.get("ending") or ""),
             confidence=d.get("confidence"), state=str(d.get("state") or ""),
-            lines=str(d.get("lines") or ""),
             cost=dict(d.get("cost") or {}),
             knowledge=tuple(d.get("knowledge") or ()), label=str(d.get("label") or "pending"),
             root_cause=d.get("root_cause"),
@@ -132,7 +129,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
     used = [str(i) for i in program.get("knowledge") or ()]
     stages: dict[str, Any] = {}
     cost: dict[str, float] = {}
-    conclusion, ending, confidence, state, lines = None, "", None, "", ""
+    conclusion, ending, confidence, state = None, "", None, ""
     if run is not None:
         for h in sorted(run.hypotheses, key=lambda h: h.rank):
             for e in h.evidence:
@@ -145,7 +142,6 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         hyp = run.sink.hypotheses.get(run.conclusion) if run.conclusion else None
         confidence = round(hyp.confidence, 4) if hyp is not None else None
         state = str(hyp.state) if hyp is not None else ""
-        lines = hyp.lines if hyp is not None else ""
         cost = {"steps": float(run.steps), "tool_calls": float(len(steps))}
         used += [e[len(KNOWLEDGE_EVENT) :] for e in run.events if e.startswith(KNOWLEDGE_EVENT)]
     label, truth = label_of(outcome, leads)
@@ -155,8 +151,8 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         fired_at=outcome.alert.starts_at, plan_at=plan.at if plan is not None else None,
         program=str(program.get("program", "")), program_digest=str(program.get("digest", "")),
         leads=leads, steps=tuple(steps), stages=stages, conclusion=conclusion, ending=ending,
-        confidence=confidence, state=state, lines=lines, cost=cost,
-        knowledge=tuple(dict.fromkeys(used)), label=label, root_cause=truth,
+        confidence=confidence, state=state, cost=cost, knowledge=tuple(dict.fromkeys(used)),
+        label=label, root_cause=truth,
     )  # fmt: skip
 
 
@@ -167,8 +163,7 @@ def trajectory_node(t: Trajectory, shadow: bool = False) -> NodeRecord:
     props = {
         "signature": t.signature, "label": t.label, "opened_at": t.opened_at,
         "program": t.program, "shadow": shadow,
-        **({"evidence_confidence": t.confidence, "evidence_state": t.state,
-            "evidence_lines": t.lines} if concluded else {}),
+        **({"evidence_confidence": t.confidence, "evidence_state": t.state} if concluded else {}),
         "trajectory_json": json.dumps(t.to_dict(), sort_keys=True, default=str)[:1_000_000],
     }  # fmt: skip
     return NodeRecord("Trajectory", {"fingerprint": t.fingerprint}, props, SYNTHETIC)

@@ -4,13 +4,11 @@ the same evidence were confirmed on this platform.
 The evidence gives a hypothesis its confidence by Laplace's rule of succession over the
 independent sources that judged (`evidence.Hypothesis.confidence`): an estimate that
 stands on two imagined observations, one for and one against. Feedback adds real ones. The
-conclusions this platform's users confirmed or rejected, among those on the same evidence,
-are observations of the same quantity, so they are combined as a Beta posterior whose prior
-is the evidence's estimate with the rule's own weight. The same evidence is the same state,
-confidence and lines: a Validated 3/4, two lines and nothing against, is not a Supported
-3/4, two lines and an objection; and a 2/3 on error lines is not a 2/3 on a metric, since
-how often each source's support is right differs by source and by platform
-(`evidence.Hypothesis.lines`):
+conclusions this platform's users confirmed or rejected, among those on the same evidence
+(the same state and confidence: a Validated 3/4, two lines and nothing against, is not a
+Supported 3/4, two lines and an objection), are observations of the same quantity, so they
+are combined as a Beta posterior whose prior is the evidence's estimate with the rule's own
+weight:
 
     stated = (right + PRIOR_OBSERVATIONS * evidence) / (earlier + PRIOR_OBSERVATIONS)
 
@@ -45,10 +43,7 @@ class Calibrated:
     right: int = 0
     """Of those, how many were confirmed."""
     state: str = ""
-    """The conclusion's state (Validated, Supported): with `lines`, what "the same evidence"
-    is beside the confidence."""
-    lines: str = ""
-    """The sources that supported it (`evidence.Hypothesis.lines`)."""
+    """The conclusion's state (Validated, Supported): half of what "the same evidence" is."""
 
     def phrase(self) -> str:
         if not self.earlier:
@@ -58,31 +53,29 @@ class Calibrated:
                 "were confirmed")  # fmt: skip
 
     def as_dict(self) -> dict[str, str | float | int]:
-        return {"state": self.state, "lines": self.lines, "evidence": self.evidence,
-                "stated": self.stated, "earlier": self.earlier, "right": self.right}  # fmt: skip
+        return {"state": self.state, "evidence": self.evidence, "stated": self.stated,
+                "earlier": self.earlier, "right": self.right}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class OutcomeHistory:
-    """Earlier conclusions with feedback: (their state, the evidence's confidence, the
-    lines it rested on, confirmed?)."""
+    """Earlier conclusions with feedback: (their state, the evidence's confidence,
+    confirmed?)."""
 
-    outcomes: tuple[tuple[str, float, str, bool], ...] = ()
+    outcomes: tuple[tuple[str, float, bool], ...] = ()
 
     @classmethod
-    def of(cls, outcomes: Iterable[tuple[str, float, str, bool]]) -> OutcomeHistory:
-        return cls(tuple((str(st), round(float(c), DIGITS), str(lines), bool(ok))
-                         for st, c, lines, ok in outcomes))  # fmt: skip
+    def of(cls, outcomes: Iterable[tuple[str, float, bool]]) -> OutcomeHistory:
+        return cls(tuple((str(st), round(float(c), DIGITS), bool(ok)) for st, c, ok in outcomes))
 
     def table(self) -> list[Calibrated]:
-        """Per evidence seen (state, confidence, lines): what a conclusion on it states now,
-        on what."""
-        seen = sorted({(st, c, lines) for st, c, lines, _ in self.outcomes})
-        return [self.calibrate(c, st, lines) for st, c, lines in seen]
+        """Per evidence seen (state, confidence): what a conclusion on it states now, on what."""
+        seen = sorted({(st, c) for st, c, _ in self.outcomes})
+        return [self.calibrate(c, st) for st, c in seen]
 
-    def calibrate(self, evidence: float, state: str, lines: str) -> Calibrated:
-        key = (state, round(float(evidence), DIGITS), lines)
-        same = [ok for st, c, ln, ok in self.outcomes if (st, c, ln) == key]
+    def calibrate(self, evidence: float, state: str) -> Calibrated:
+        key = (state, round(float(evidence), DIGITS))
+        same = [ok for st, c, ok in self.outcomes if (st, c) == key]
         right = sum(same)
         stated = (right + PRIOR_OBSERVATIONS * evidence) / (len(same) + PRIOR_OBSERVATIONS)
-        return Calibrated(round(evidence, 4), round(stated, 4), len(same), right, state, lines)
+        return Calibrated(round(evidence, 4), round(stated, 4), len(same), right, state)

@@ -232,13 +232,6 @@ class Hypothesis:
         return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)
 
     @property
-    def lines(self) -> str:
-        """The sources that support it, joined with `+` (the graph or memory only while no
-        other source judged): with its state and confidence, what calibrates the
-        confidence a conclusion on it states (`calibration`)."""
-        return "+".join(sorted(self._tally().pro))
-
-    @property
     def verified(self) -> bool:
         """A source independent of the plan supports it: the graph proposes, tools verify.
         The graph's support re-reads what the plan was ranked on, and memory's is a prior."""

@@ -171,9 +171,7 @@ def build_report(
     chosen = sink.hypotheses.get(conclusion) if conclusion else None
     calibrated: Calibrated | None = None
     if chosen is not None:
-        calibrated = (history or OutcomeHistory()).calibrate(
-            chosen.confidence, str(chosen.state), chosen.lines
-        )
+        calibrated = (history or OutcomeHistory()).calibrate(chosen.confidence, str(chosen.state))
         pivot = _pivot(chosen)
         summary = (
             f"Symptom: {symptom_text}. Pivot evidence: "

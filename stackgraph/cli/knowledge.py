@@ -127,7 +127,7 @@ def export(
 def calibration(
     ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False
 ) -> None:
-    """How often conclusions on each evidence (state, lines and confidence) were confirmed by
+    """How often conclusions on each evidence (state and confidence) were confirmed by
     feedback, and the confidence a conclusion on such evidence states now (the newest 1,000
     with feedback)."""
     from stackgraph.memory.knowledge import outcome_history
@@ -139,12 +139,11 @@ def calibration(
         return
     table = Table(title="stated confidence, calibrated by feedback")
     table.add_column("state")
-    table.add_column("lines")
     for col in ("evidence's confidence", "conclusions with feedback", "confirmed", "stated now"):
         table.add_column(col, justify="right")
     for r in rows:
-        table.add_row(str(r["state"] or "-"), str(r["lines"] or "-"), f"{r['evidence']:.3f}",
-                      str(r["earlier"]), str(r["right"]), f"{r['stated']:.3f}")  # fmt: skip
+        table.add_row(str(r["state"] or "-"), f"{r['evidence']:.3f}", str(r["earlier"]),
+                      str(r["right"]), f"{r['stated']:.3f}")  # fmt: skip
     out.print(table if rows else "no concluded incident has feedback yet")
 
 

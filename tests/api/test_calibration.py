@@ -57,9 +57,7 @@ def test_feedback_calibrates_what_later_incidents_state(
     history = outcome_history(store)
     state = first["hypotheses"][0]["state"]
     assert one["state"] == three["state"] == state
-    lines = one["lines"]
-    assert lines and one["lines"] == three["lines"]  # the sources that supported payment
-    assert sorted(history.outcomes) == [(state, round(one["evidence"], 3), lines, False)] * 2
+    assert sorted(history.outcomes) == [(state, round(one["evidence"], 3), False)] * 2
     (row,) = json.loads(stackgraph_cli(settings, "trajectories", "calibration", "--json").stdout)
-    assert row == {"state": state, "lines": lines, "evidence": round(one["evidence"], 4),
-                   "earlier": 2, "right": 0, "stated": three["stated"]}  # fmt: skip
+    assert row == {"state": state, "evidence": round(one["evidence"], 4), "earlier": 2,
+                   "right": 0, "stated": three["stated"]}  # fmt: skip
