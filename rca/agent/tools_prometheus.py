@@ -215,10 +215,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         facts["latest_band"] = band
     text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
             f"({_show(signal, facts['baseline'])}){last} (Prometheus)")  # fmt: skip
-    supporting = _supporting(facts, win.span_s)
-    if supporting and _ended(facts, supporting, win.span_s):
-        text += ": the rise ended before the alert"
-    elif signal in DOWNSTREAM and not facts.get("stopped"):  # a stopped series judges nothing
+    if signal in DOWNSTREAM and not facts.get("stopped"):  # a stopped series judges nothing
         text += _callees(ctx, signal, service, win, facts)
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
@@ -283,18 +280,6 @@ def _supporting(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
     }
 
 
-def _ended(data: Mapping[str, Any], supporting: Mapping[str, float], long_s: float) -> bool:
-    """Whether the rise the long window shows was over by the alert: the last
-    `SHORT_S` judged it healthy and the latest reading does not support. An alert fires
-    while its cause is present; the logs checks apply the same (`log_lines.errors_ended`)."""
-    if "short" not in data or data.get("short") is None or "latest" in supporting:
-        return False
-    raw = data.get("baseline")
-    b = None if raw is None else float(raw)
-    share = _shares(data, long_s)["short"]
-    return _judge(str(data["signal"]), float(data["short"]), b, share) == Verdict.REFUTES
-
-
 def _beyond_band(signal: str, data: Mapping[str, Any]) -> bool:
     band = [float(v) for v in data.get("latest_band") or ()]
     if len(band) < MIN_POINTS:
@@ -335,8 +320,7 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     refuting refutes, else inconclusive. The long window sees a fault that began up to
     `window_s` ago; the shorter ones a fault of the last minutes that it dilutes. A series
     with no data in the shorter windows stopped before the alert (a Stale edge's): what its
-    long window shows happened before this incident, so it judges nothing; so does a rise
-    the last minutes show healthy again (`_ended`)."""
+    long window shows happened before this incident, so it judges nothing."""
     if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
         return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
@@ -346,8 +330,6 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     shares = _shares(result.data, long_s)
     verdicts = {_judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}
     supporting = _supporting(result.data, long_s)
-    if supporting and _ended(result.data, supporting, long_s):
-        return Verdict.INCONCLUSIVE  # an earlier rise, over by the alert
     if supporting:
         callees = result.data.get("callees") or ()
         if explained_by(signal, result.data, callees, _judge, supporting) is not None:
