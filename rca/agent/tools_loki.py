@@ -15,9 +15,9 @@ gets the check a Loki user gets. A window counts at most `rca.sources.logs.MAX_L
 Error lines that would support a suspect are also counted in the last minutes before the
 alert (`rca.windows.ALERT_LEAD_S`): errors those minutes no longer hold ended before the
 alert and judge nothing (`log_lines.errors_ended`). Those that still support are checked
-against the services it calls
-(`downstream`): a callee's error lines that rose as strongly explain them (a caller logs
-its callee's failures), and the check is inconclusive for the suspect.
+against the services it calls (`downstream`): a callee's error lines that rose as strongly
+explain them (a caller logs its callee's failures), and the check is inconclusive for the
+suspect.
 """
 
 from __future__ import annotations
