@@ -8,6 +8,7 @@ from typing import Any
 from scipy.stats import binom
 
 from ..scorers.logs import JEFFREYS, OUT_P
+from ..windows import ALERT_LEAD_S
 from .evidence import Verdict
 
 LINES_MIN = 10
@@ -44,3 +45,12 @@ def errors_ended(data: Mapping[str, Any]) -> bool:
         return False
     share = (int(data["errors"]) + JEFFREYS) / (int(data["lines"]) + 2 * JEFFREYS)
     return float(binom.cdf(int(data["recent_errors"]), int(data["recent_lines"]), share)) < OUT_P
+
+
+def recent_phrase(data: Mapping[str, Any]) -> str:
+    """What the last minutes held, as the log checks say it ("" when not counted)."""
+    if data.get("recent_lines") is None:
+        return ""
+    ended = ": its errors ended before the alert" if errors_ended(data) else ""
+    return (f"; {data['recent_errors']} of {data['recent_lines']} in the last "
+            f"{ALERT_LEAD_S / 60:g} min{ended}")  # fmt: skip

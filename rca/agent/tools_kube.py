@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from ..clock import parse_time
 from ..windows import ALERT_LEAD_S, Windows
 from .evidence import Verdict
-from .log_lines import errors_ended, line_verdict
+from .log_lines import line_verdict, recent_phrase
 from .toolbox import (
     Prerequisite,
     Runner,
@@ -227,10 +227,7 @@ def _run_logs(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in the alert window",
                           {**counts, "containers": read})  # fmt: skip
     shown = f"; e.g. {example[:200]}" if example else ""
-    if recent_from is not None:
-        ended = ": its errors ended before the alert" if errors_ended(counts) else ""
-        shown = (f"; {counts['recent_errors']} of {counts['recent_lines']} in the last "
-                 f"{ALERT_LEAD_S / 60:g} min{ended}{shown}")  # fmt: skip
+    shown = recent_phrase(counts) + shown
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{counts['errors']} error lines of {counts['lines']} from {len(read)} container(s) of "

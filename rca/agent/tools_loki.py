@@ -32,7 +32,7 @@ from ..windows import ALERT_LEAD_S, Windows
 from .downstream import callees, explained_by
 from .evidence import Verdict
 from .http_get import get_json
-from .log_lines import errors_ended, line_verdict
+from .log_lines import line_verdict, recent_phrase
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
 LOGQL_LINES = 'sum(count_over_time({service_name="<<s>>"} [<<w>>s]))'
@@ -133,18 +133,15 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA, f"no log lines of {service} in {where} in the "
                           "alert window", {"lines": 0})  # fmt: skip
     facts: dict[str, Any] = {**counted, "contains": word}
-    recent = ""
     if line_verdict(facts) == Verdict.SUPPORTS and win.span_s > ALERT_LEAD_S:
+        # read apart, not split off the window: a window is cut at its first MAX_LINES
         last = _count(ctx, service, word, Windows.ending_at(win.end, ALERT_LEAD_S))
         if isinstance(last, ToolResult):
             return last
         facts.update(recent_errors=last[1]["errors"], recent_lines=last[1]["lines"])
-        ended = ": its errors ended before the alert" if errors_ended(facts) else ""
-        recent = (f"; {facts['recent_errors']} of {facts['recent_lines']} in the last "
-                  f"{ALERT_LEAD_S / 60:g} min{ended}")  # fmt: skip
     text = (f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} "
             f"in {win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']})"
-            f"{recent} ({where})")  # fmt: skip
+            f"{recent_phrase(facts)} ({where})")  # fmt: skip
     if line_verdict(facts) == Verdict.SUPPORTS:
         rows = []
         for callee in callees(ctx.store, service):
