@@ -1,8 +1,9 @@
 """Reference RCA baselines: ``rank(case) -> list[str]`` (every service once, best first).
 
-``random`` and ``largest-anomaly`` are floors, ``microrca`` is a graph-based classic and
-``baro`` is RCAEval's BARO (needs the optional packages in REQUIREMENTS.txt). Each runs on
-the case as the replay observed it: the same series, windows and call graph StackGraph had.
+``random`` and ``largest-anomaly`` are floors, ``microrca`` is a graph-based classic,
+``traversal`` is PetShop's simple walk from the alerting service and ``baro`` is RCAEval's
+BARO (needs the optional packages in REQUIREMENTS.txt). Each runs on the case as the replay
+observed it: the same series, windows and call graph StackGraph had.
 Where a dataset has releases, each also runs `released_first` (the `+releases` variants),
 so no method is the only one told what changed.
 """
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from ..datasets.model import Case
 from .baro import rank_baro
 from .simple import rank_largest_anomaly, rank_microrca, rank_random
+from .traversal import rank_traversal
 
 Method = Callable[[Case], list[str]]
 
@@ -21,6 +23,7 @@ BASELINES: dict[str, Method] = {
     "random": rank_random,
     "largest-anomaly": rank_largest_anomaly,
     "microrca": rank_microrca,
+    "traversal": rank_traversal,
     "baro": rank_baro,
 }
 
@@ -33,6 +36,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "random": ("service list",),
     "largest-anomaly": ("Prometheus series",),
     "microrca": ("Prometheus series", "call graph (Tempo)"),
+    "traversal": ("Prometheus series", "call graph (Tempo)", "the alerting service"),
     "baro": ("Prometheus series",),
 }
 """What each method reads; `+releases` variants add "releases"."""
@@ -77,5 +81,6 @@ __all__ = [
     "rank_largest_anomaly",
     "rank_microrca",
     "rank_random",
+    "rank_traversal",
     "released_first",
 ]

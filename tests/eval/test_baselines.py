@@ -58,12 +58,50 @@ def test_random_is_deterministic_permutation() -> None:
     assert len(orders) > 1  # the seed depends on the case id
 
 
-@pytest.mark.parametrize("name", ["largest-anomaly", "microrca"])
+@pytest.mark.parametrize("name", ["largest-anomaly", "microrca", "traversal"])
 def test_obvious_spike_ranks_first(name: str) -> None:
     c = synthetic_case()
     ranks = BASELINES[name](c)
     assert sorted(ranks) == sorted(c.services)
     assert ranks[0] == "cart"
+
+
+def _chain_case(spare_hot: bool) -> Case:
+    """frontend -> checkout -> payment, frontend -> ads: checkout moves 10x, payment (the
+    root cause, which checkout waits on) 3x; with `spare_hot`, ads (called, but not on the
+    way down) moves 20x too, and search (called by no one here) 50x."""
+    base = synthetic_case()
+    rng = np.random.default_rng(1)
+    t = np.arange(0.0, 1200.0, 60.0)
+    factor = {"frontend": 2.0, "checkout": 10.0, "payment": 3.0, "ads": 20.0 if spare_hot else 1.0,
+              "search": 50.0 if spare_hot else 1.0}  # fmt: skip
+    metrics = []
+    for svc, f in factor.items():
+        v = 0.1 * (1 + 0.05 * rng.standard_normal(t.size))
+        v[t >= 600] *= f
+        metrics.append(MetricSeries(svc, "lat", "latency", t, v))
+    edges = (CallEdge("frontend", "checkout"), CallEdge("checkout", "payment"),
+             CallEdge("frontend", "ads"))  # fmt: skip
+    return replace(base, root_cause="payment", services=tuple(sorted(factor)),
+                   call_edges=edges, metrics=tuple(metrics))  # fmt: skip
+
+
+def test_traversal_blames_where_the_walk_stops_not_the_largest_move() -> None:
+    """The largest move is checkout's, but checkout waits on payment, which moved too and
+    calls nothing anomalous: the walk from frontend stops at payment. A service off the
+    walk (search: no caller reaches it) comes after it, however large its move."""
+    c = _chain_case(spare_hot=False)
+    assert BASELINES["largest-anomaly"](c)[0] == "checkout"
+    assert BASELINES["traversal"](c)[:3] == ["payment", "checkout", "frontend"]
+    hot = BASELINES["traversal"](_chain_case(spare_hot=True))
+    assert hot[:2] == ["ads", "payment"]  # two end points, by their move
+    assert hot.index("search") > hot.index("frontend")
+
+
+def test_traversal_blames_the_alerting_service_when_no_callee_moved() -> None:
+    c = synthetic_case()
+    quiet = tuple(m for m in c.metrics if m.service != "cart")
+    assert BASELINES["traversal"](replace(c, metrics=quiet))[0] == "frontend"
 
 
 def test_baro_on_synthetic() -> None:
