@@ -1,7 +1,7 @@
 """Reference RCA baselines: ``rank(case) -> list[str]`` (every service once, best first).
 
 ``random`` and ``largest-anomaly`` are floors, ``microrca`` is a graph-based classic,
-``traversal`` is PetShop's simple walk from the alerting service and ``baro`` is RCAEval's
+``simple-traversal`` is PetShop's simple walk from the alerting service and ``baro`` is RCAEval's
 BARO (needs the optional packages in REQUIREMENTS.txt). Each runs on the case as the replay
 observed it: the same series, windows and call graph StackGraph had.
 Where a dataset has releases, each also runs `released_first` (the `+releases` variants),
@@ -23,7 +23,7 @@ BASELINES: dict[str, Method] = {
     "random": rank_random,
     "largest-anomaly": rank_largest_anomaly,
     "microrca": rank_microrca,
-    "traversal": rank_traversal,
+    "simple-traversal": rank_traversal,
     "baro": rank_baro,
 }
 
@@ -36,7 +36,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "random": ("service list",),
     "largest-anomaly": ("Prometheus series",),
     "microrca": ("Prometheus series", "call graph (Tempo)"),
-    "traversal": ("Prometheus series", "call graph (Tempo)", "the alerting service"),
+    "simple-traversal": ("Prometheus series", "call graph (Tempo)", "the alerting service"),
     "baro": ("Prometheus series",),
 }
 """What each method reads; `+releases` variants add "releases"."""

@@ -58,7 +58,7 @@ def test_random_is_deterministic_permutation() -> None:
     assert len(orders) > 1  # the seed depends on the case id
 
 
-@pytest.mark.parametrize("name", ["largest-anomaly", "microrca", "traversal"])
+@pytest.mark.parametrize("name", ["largest-anomaly", "microrca", "simple-traversal"])
 def test_obvious_spike_ranks_first(name: str) -> None:
     c = synthetic_case()
     ranks = BASELINES[name](c)
@@ -92,8 +92,8 @@ def test_traversal_blames_where_the_walk_stops_not_the_largest_move() -> None:
     walk (search: no caller reaches it) comes after it, however large its move."""
     c = _chain_case(spare_hot=False)
     assert BASELINES["largest-anomaly"](c)[0] == "checkout"
-    assert BASELINES["traversal"](c)[:3] == ["payment", "checkout", "frontend"]
-    hot = BASELINES["traversal"](_chain_case(spare_hot=True))
+    assert BASELINES["simple-traversal"](c)[:3] == ["payment", "checkout", "frontend"]
+    hot = BASELINES["simple-traversal"](_chain_case(spare_hot=True))
     assert hot[:2] == ["ads", "payment"]  # two end points, by their move
     assert hot.index("search") > hot.index("frontend")
 
@@ -101,7 +101,7 @@ def test_traversal_blames_where_the_walk_stops_not_the_largest_move() -> None:
 def test_traversal_blames_the_alerting_service_when_no_callee_moved() -> None:
     c = synthetic_case()
     quiet = tuple(m for m in c.metrics if m.service != "cart")
-    assert BASELINES["traversal"](replace(c, metrics=quiet))[0] == "frontend"
+    assert BASELINES["simple-traversal"](replace(c, metrics=quiet))[0] == "frontend"
 
 
 def test_baro_on_synthetic() -> None:
