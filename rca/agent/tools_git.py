@@ -2,6 +2,12 @@
 
 The repo is chosen by service name from configuration; the model never names a path. Git
 runs without a shell, with fixed arguments and a validated commit id.
+
+A change of S supports S only where no service S calls (the graph's `CALLS`) changed in the
+same window: a caller fails when what it calls breaks, so a callee's release explains S's
+symptoms as well as S's own does. This is the frontier rule the read path and the metrics
+and log checks apply (`downstream`), applied to changes: the tie goes to the callee, the
+deeper of the two, and the check is inconclusive for S, naming the callees released.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .downstream import callees
 from .evidence import Verdict
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
@@ -56,6 +63,31 @@ def _where(repo: Path, path: str) -> str:
     return f"{repo.name}:{path}" if path else repo.name
 
 
+def callees_released(ctx: ToolContext, service: str, repo: Path, now: float) -> list[str]:
+    """The services `service` calls with a commit to their folder in the window before
+    `now`. A callee in the same repository without a folder of its own is left out: its
+    commits cannot be told from the suspect's."""
+    out: list[str] = []
+    for callee in callees(ctx.store, service):
+        theirs = _repo(ctx, callee)
+        if theirs is None:
+            continue
+        path = service_path(theirs, callee)
+        if not path and theirs.resolve() == repo.resolve():
+            continue
+        found = _git(theirs, "log", "--full-history", "--max-count=1", f"--until=@{int(now)}",
+                     f"--since=@{int(now - ctx.window_s)}", "--format=%H",
+                     *(["--", path] if path else []))  # fmt: skip
+        if found.strip():
+            out.append(callee)
+    return out
+
+
+def _also_released(names: list[str]) -> str:
+    return (f"; released in the same window, services it calls: {', '.join(names)} (their "
+            "change explains its symptoms as well)") if names else ""  # fmt: skip
+
+
 def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     """Commits that touched the service's folder (merges that landed them included, at
     their merge time), so one service is not supported by another's change."""
@@ -82,16 +114,20 @@ def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         f"{c['sha'][:10]} {int((now - c['time']) // 60)} min before the alert: {c['subject']}"
         for c in commits[:5]
     )
+    rivals = callees_released(ctx, service, repo, now) if recent else []
+    data = {"commits": commits, "recent": recent, "repo": repo.name, "path": path,
+            "callees_released": rivals}  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{len(recent)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
-        f"alert; {text}",
-        {"commits": commits, "recent": recent, "repo": repo.name, "path": path},
+        f"alert; {text}{_also_released(rivals)}",
+        data,
     )
 
 
 def _check_log(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     ok = result.status == ToolStatus.SUCCESS and bool(result.data.get("recent"))
+    ok = ok and not result.data.get("callees_released")
     return Verdict.SUPPORTS if ok else Verdict.INCONCLUSIVE
 
 
@@ -113,13 +149,19 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult(ToolStatus.NO_DATA,
                           f"{full[:10]} {subject}: changes nothing in {_where(repo, path)}",
                           data)  # fmt: skip
+    now = ctx.now()
+    in_window = now - ctx.window_s <= float(ts) <= now
+    rivals = callees_released(ctx, service, repo, now) if in_window else []
+    data["callees_released"] = rivals
     return ToolResult(
-        ToolStatus.SUCCESS, f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}", data
+        ToolStatus.SUCCESS,
+        f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}{_also_released(rivals)}",
+        data,
     )
 
 
 def _check_show(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
-    if result.status != ToolStatus.SUCCESS:
+    if result.status != ToolStatus.SUCCESS or result.data.get("callees_released"):
         return Verdict.INCONCLUSIVE
     ok = now - window_s <= float(result.data["time"]) <= now
     return Verdict.SUPPORTS if ok else Verdict.INCONCLUSIVE

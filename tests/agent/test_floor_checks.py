@@ -159,3 +159,35 @@ def test_graph_check_follows_the_failure_to_its_frontier() -> None:
         blind = ToolResult(ToolStatus.SUCCESS, "", {"triples": half})
         assert _check_graph(blind, "stripe", T0, 1800.0) == Verdict.INCONCLUSIVE, unmeasured
     assert _check_graph(blind, "payment", T0, 1800.0) == Verdict.SUPPORTS  # errors measured
+
+
+def test_a_change_of_a_service_it_calls_explains_a_callers_change(
+    tmp_path: Path, store: GraphStore
+) -> None:
+    """checkout and payment both released in the window, checkout calls payment: payment's
+    change explains checkout's symptoms as well as checkout's own, so Git supports payment
+    and is inconclusive for checkout, naming payment. Without the call, each change
+    supports its own service."""
+    repo = monorepo(tmp_path)
+    (repo / "services/checkout/main.py").write_text("RETRIES = 3\n")
+    git(repo, "commit", "-qam", "retry the payment call", when=T0 - 600)
+    ctx = ToolContext(store=store, repos={"payment": repo, "checkout": repo}, at=T0)
+    log, show = tools()["git_log"], tools()["git_show"]
+    alone = call_tool(log, ctx, {"service": "checkout"})
+    assert alone.data["callees_released"] == []
+    assert log.check(alone, "checkout", T0, ctx.window_s) == Verdict.SUPPORTS
+
+    calls = RecordBatch(nodes=[NodeRecord("Service", {"name": n}) for n in ("checkout",
+                        "payment")], edges=[EdgeRecord("CALLS", svc("checkout"),
+                        svc("payment"), {"trace_count": 10}, "Tempo")])  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(calls).rejected
+    out = call_tool(log, ctx, {"service": "checkout"})
+    assert out.data["callees_released"] == ["payment"]
+    assert "services it calls: payment" in out.summary
+    assert log.check(out, "checkout", T0, ctx.window_s) == Verdict.INCONCLUSIVE
+    sha = str(out.data["recent"][0]["sha"])
+    shown = call_tool(show, ctx, {"service": "checkout", "sha": sha})
+    assert show.check(shown, "checkout", T0, ctx.window_s) == Verdict.INCONCLUSIVE
+    pay = call_tool(log, ctx, {"service": "payment"})
+    assert log.check(pay, "payment", T0, ctx.window_s) == Verdict.SUPPORTS
