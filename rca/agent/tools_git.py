@@ -63,29 +63,40 @@ def _where(repo: Path, path: str) -> str:
     return f"{repo.name}:{path}" if path else repo.name
 
 
-def callees_released(ctx: ToolContext, service: str, repo: Path, now: float) -> list[str]:
+def callees_released(
+    ctx: ToolContext, service: str, repo: Path, now: float
+) -> tuple[list[str], list[str]]:
     """The services `service` calls with a commit to their folder in the window before
-    `now`. A callee in the same repository without a folder of its own is left out: its
-    commits cannot be told from the suspect's."""
-    out: list[str] = []
+    `now`, and those whose history could not be read (named, not counted: a neighbour's
+    broken checkout is no evidence about the suspect). A callee in the same repository
+    without a folder of its own is left out: its commits cannot be told from the suspect's."""
+    released: list[str] = []
+    unread: list[str] = []
     for callee in callees(ctx.store, service):
         theirs = _repo(ctx, callee)
         if theirs is None:
             continue
-        path = service_path(theirs, callee)
-        if not path and theirs.resolve() == repo.resolve():
+        try:
+            path = service_path(theirs, callee)
+            if not path and theirs.resolve() == repo.resolve():
+                continue
+            found = _git(theirs, "log", "--full-history", "--max-count=1",
+                         f"--until=@{int(now)}", f"--since=@{int(now - ctx.window_s)}",
+                         "--format=%H", *(["--", path] if path else []))  # fmt: skip
+        except (RuntimeError, OSError, subprocess.SubprocessError):
+            unread.append(callee)
             continue
-        found = _git(theirs, "log", "--full-history", "--max-count=1", f"--until=@{int(now)}",
-                     f"--since=@{int(now - ctx.window_s)}", "--format=%H",
-                     *(["--", path] if path else []))  # fmt: skip
         if found.strip():
-            out.append(callee)
-    return out
+            released.append(callee)
+    return released, unread
 
 
-def _also_released(names: list[str]) -> str:
-    return (f"; released in the same window, services it calls: {', '.join(names)} (their "
+def _also_released(names: list[str], unread: list[str]) -> str:
+    text = (f"; released in the same window, services it calls: {', '.join(names)} (their "
             "change explains its symptoms as well)") if names else ""  # fmt: skip
+    if unread:
+        text += f"; the history of {', '.join(unread)}, which it calls, could not be read"
+    return text
 
 
 def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
@@ -114,13 +125,13 @@ def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         f"{c['sha'][:10]} {int((now - c['time']) // 60)} min before the alert: {c['subject']}"
         for c in commits[:5]
     )
-    rivals = callees_released(ctx, service, repo, now) if recent else []
+    rivals, unread = callees_released(ctx, service, repo, now) if recent else ([], [])
     data = {"commits": commits, "recent": recent, "repo": repo.name, "path": path,
-            "callees_released": rivals}  # fmt: skip
+            "callees_released": rivals, "callees_unread": unread}  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{len(recent)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
-        f"alert; {text}{_also_released(rivals)}",
+        f"alert; {text}{_also_released(rivals, unread)}",
         data,
     )
 
@@ -151,11 +162,11 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                           data)  # fmt: skip
     now = ctx.now()
     in_window = now - ctx.window_s <= float(ts) <= now
-    rivals = callees_released(ctx, service, repo, now) if in_window else []
-    data["callees_released"] = rivals
+    rivals, unread = callees_released(ctx, service, repo, now) if in_window else ([], [])
+    data.update(callees_released=rivals, callees_unread=unread)
     return ToolResult(
         ToolStatus.SUCCESS,
-        f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}{_also_released(rivals)}",
+        f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}{_also_released(rivals, unread)}",
         data,
     )
 

@@ -191,3 +191,11 @@ def test_a_change_of_a_service_it_calls_explains_a_callers_change(
     assert show.check(shown, "checkout", T0, ctx.window_s) == Verdict.INCONCLUSIVE
     pay = call_tool(log, ctx, {"service": "payment"})
     assert log.check(pay, "payment", T0, ctx.window_s) == Verdict.SUPPORTS
+
+    broken = tmp_path / "not-a-checkout"  # a callee whose history cannot be read
+    broken.mkdir()
+    ctx = ToolContext(store=store, repos={"payment": broken, "checkout": repo}, at=T0)
+    out = call_tool(log, ctx, {"service": "checkout"})
+    assert out.status == ToolStatus.SUCCESS and out.data["callees_unread"] == ["payment"]
+    assert "the history of payment, which it calls, could not be read" in out.summary
+    assert log.check(out, "checkout", T0, ctx.window_s) == Verdict.SUPPORTS
