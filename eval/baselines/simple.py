@@ -7,6 +7,7 @@ and return every service of the case exactly once, best first.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,22 +37,29 @@ def series_score(ms: MetricSeries, case: Case) -> float:
     ~3 points, so a MAD-scaled max explodes on one bucket jump of an idle service; the mean
     over the window damps that. 0.0 when either window has no points.
     """
-    bw, aw = case.baseline_window, case.alert_window
-    base = ms.values[(ms.times >= bw[0]) & (ms.times < bw[1])]
-    alert = ms.values[(ms.times >= aw[0]) & (ms.times < aw[1])]
-    base, alert = base[np.isfinite(base)], alert[np.isfinite(alert)]
+    base, alert = windowed(ms, case)
     if base.size == 0 or alert.size == 0:
         return 0.0
     mb = float(np.mean(base))
     return abs(float(np.mean(alert)) - mb) / max(abs(mb), _ABS_FLOOR)
 
 
-def service_scores(case: Case) -> dict[str, float]:
-    """A service's anomaly = max score over its metric series (0.0 without metrics)."""
+def windowed(ms: MetricSeries, case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """The series' finite values in the case's baseline and alert windows."""
+    bw, aw = case.baseline_window, case.alert_window
+    base = ms.values[(ms.times >= bw[0]) & (ms.times < bw[1])]
+    alert = ms.values[(ms.times >= aw[0]) & (ms.times < aw[1])]
+    return base[np.isfinite(base)], alert[np.isfinite(alert)]
+
+
+def service_scores(
+    case: Case, score: Callable[[MetricSeries, Case], float] = series_score
+) -> dict[str, float]:
+    """A service's anomaly = max `score` over its metric series (0.0 without metrics)."""
     scores = dict.fromkeys(case.services, 0.0)
     for ms in case.metrics:
         if ms.service in scores:
-            scores[ms.service] = max(scores[ms.service], series_score(ms, case))
+            scores[ms.service] = max(scores[ms.service], score(ms, case))
     return scores
 
 

@@ -20,6 +20,7 @@ from collections import defaultdict, deque
 import numpy as np
 
 from ..datasets.model import Case, MetricSeries
+from .simple import service_scores, windowed
 
 Z_OUT = 3.0
 """Three standard deviations: the customary out-of-band rule."""
@@ -28,10 +29,7 @@ Z_OUT = 3.0
 def series_z(ms: MetricSeries, case: Case) -> float:
     """|mean(alert) - mean(baseline)| / std(baseline); inf for a move off a flat baseline,
     0 for none or when a window has no point."""
-    bw, aw = case.baseline_window, case.alert_window
-    base = ms.values[(ms.times >= bw[0]) & (ms.times < bw[1])]
-    alert = ms.values[(ms.times >= aw[0]) & (ms.times < aw[1])]
-    base, alert = base[np.isfinite(base)], alert[np.isfinite(alert)]
+    base, alert = windowed(ms, case)
     if base.size == 0 or alert.size == 0:
         return 0.0
     move = abs(float(np.mean(alert)) - float(np.mean(base)))
@@ -41,18 +39,9 @@ def series_z(ms: MetricSeries, case: Case) -> float:
     return math.inf if move > 0 else 0.0
 
 
-def service_z(case: Case) -> dict[str, float]:
-    """A service's anomaly: the largest z over its series (0 without series)."""
-    out = dict.fromkeys(case.services, 0.0)
-    for ms in case.metrics:
-        if ms.service in out:
-            out[ms.service] = max(out[ms.service], series_z(ms, case))
-    return out
-
-
 def rank_traversal(case: Case) -> list[str]:
     """The walk's end points first (module docstring), then what it passed, then the rest."""
-    z = service_z(case)
+    z = service_scores(case, series_z)
     hot = {s for s, v in z.items() if v >= Z_OUT}
     callees: dict[str, set[str]] = defaultdict(set)
     for e in case.call_edges:
