@@ -14,6 +14,12 @@ Deterministic miners, per alert signature (labelled trajectories only):
 - **rule, `-`** (an anti-pattern): the first divergence of the wrong runs from the correct
   ones, the check that first supported a suspect that was not the root cause, when it did
   so in MIN_SOURCES wrong runs and never supported a true root cause of the signature;
+- **series that mislead** (a program choice with polarity `-`, OpsHarness's "moves with load
+  here; never the evidence"): the series that put a wrong first lead first, its strongest
+  that left its band, in MIN_SOURCES plans of the signature, and never the strongest of a
+  first lead that was the root cause. The proposal is the signature's program as it stands
+  with that series judged by no scorer (`merge`'s `mute`); its sources are the plans it
+  misled;
 - **delete**: an item of the signature that the runs using it got wrong more often than
   right (MIN_SOURCES of them at least).
 """
@@ -25,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stackgraph.rca.programs import playbook, playbook_names
+
 from .items import Item, Knowledge
 from .trajectory import Trajectory
 
@@ -32,6 +40,8 @@ __all__ = ["MIN_SOURCES", "Proposal", "apply", "mine"]
 
 MIN_SOURCES = 2
 """A pattern seen once is an anecdote: a proposal rests on two trajectories at least."""
+MUTED = "-muted"
+"""The suffix of a program whose `merge` leaves out series that misled here."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,7 @@ def mine(
         out += _programs(sig, runs, k, playbooks, programs or {})
         out += _skeleton(sig, runs, k)
         out += _anti_patterns(sig, runs)
+        out += _misleading(sig, runs, k)
         out += _deletions(sig, runs, k)
     return out
 
@@ -158,6 +169,37 @@ def _anti_patterns(sig: str, runs: list[Trajectory]) -> list[Proposal]:
                         {"source": "mined", "from": ids})  # fmt: skip
             why = f"{len(ids)} wrong run(s) first went astray on {tool}"
             out.append(Proposal("add", item, tuple(ids), why))
+    return out
+
+
+def _misleading(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal]:
+    known = [t for t in runs if t.root_cause and t.leads and t.lead_series]
+    misled: dict[str, list[str]] = defaultdict(list)
+    for t in known:
+        if t.leads[0] != t.root_cause:
+            misled[t.lead_series[0]].append(t.fingerprint)
+    decisive = {t.lead_series[0] for t in known if t.leads[0] == t.root_cause}
+    current = k.program_for(sig)
+    name = str(current.data.get("program", "default")) if current else "default"
+    if current is not None and current.data.get("bindings"):
+        bindings = [dict(b) for b in current.data["bindings"]]
+    else:
+        bindings = [b.to_dict() for b in playbook(name if name in playbook_names()
+                                                  else "default").bindings]  # fmt: skip
+    merges = [b for b in bindings if b.get("op") == "merge"]
+    out = []
+    for ref, ids in sorted(misled.items()):
+        if len(ids) < MIN_SOURCES or ref in decisive or not merges:
+            continue
+        mute = sorted({*(merges[0].get("params") or {}).get("mute", ()), ref})
+        data = {"program": f"{name.removesuffix(MUTED)}{MUTED}", "mute": mute,
+                "bindings": [{**b, "params": {**(b.get("params") or {}), "mute": mute}}
+                             if b is merges[0] else b for b in bindings]}  # fmt: skip
+        item = Item(f"K3:program:{sig}", "program", f"for {sig}, judge no candidate on {ref}: "
+                    f"it put a wrong lead first in {len(ids)} plans here, the right one in "
+                    "none", sig, "-", data, {"source": "mined", "from": ids})  # fmt: skip
+        op = "update" if current is not None and current.signature == sig else "add"
+        out.append(Proposal(op, item, tuple(ids), f"{ref} led {len(ids)} plan(s) astray"))
     return out
 
 

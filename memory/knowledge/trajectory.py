@@ -81,6 +81,9 @@ class Trajectory:
     knowledge: tuple[str, ...] = ()
     label: str = "pending"
     root_cause: str | None = None
+    lead_series: tuple[str, ...] = ()
+    """The first lead's series that left their band (`service/kind/name`), strongest
+    first: what put it first, for the miner of series that mislead here."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,7 +106,7 @@ class Trajectory:
             confidence=d.get("confidence"), state=str(d.get("state") or ""),
             cost=dict(d.get("cost") or {}),
             knowledge=tuple(d.get("knowledge") or ()), label=str(d.get("label") or "pending"),
-            root_cause=d.get("root_cause"),
+            root_cause=d.get("root_cause"), lead_series=tuple(d.get("lead_series") or ()),
         )  # fmt: skip
 
 
@@ -145,6 +148,11 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         cost = {"steps": float(run.steps), "tool_calls": float(len(steps))}
         used += [e[len(KNOWLEDGE_EVENT) :] for e in run.events if e.startswith(KNOWLEDGE_EVENT)]
     label, truth = label_of(outcome, leads)
+    moved = sorted(
+        (e for e in (plan.candidates[0].evidence if plan and plan.candidates else ())
+         if e.signal == "anomaly" and e.ref and (e.value or 0.0) > 0),
+        key=lambda e: -(e.value or 0.0),
+    )  # fmt: skip
     return Trajectory(
         fingerprint=outcome.fingerprint, signature=signature(outcome.alert),
         alert=dict(outcome.alert.labels), opened_at=float(outcome.opened_at),
@@ -152,7 +160,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         program=str(program.get("program", "")), program_digest=str(program.get("digest", "")),
         leads=leads, steps=tuple(steps), stages=stages, conclusion=conclusion, ending=ending,
         confidence=confidence, state=state, cost=cost, knowledge=tuple(dict.fromkeys(used)),
-        label=label, root_cause=truth,
+        label=label, root_cause=truth, lead_series=tuple(str(e.ref) for e in moved),
     )  # fmt: skip
 
 

@@ -111,7 +111,24 @@ def _merge(call: Call) -> Facts:
             value = getattr(t, name)
             if value != getattr(base, name):
                 fields[name] = value
-    return replace(base, windows=window, notes=tuple(notes), **fields)
+    merged = replace(base, windows=window, notes=tuple(notes), **fields)
+    return _muted(merged, set(call.params.get("mute") or ()))
+
+
+def _muted(facts: Facts, mute: set[str]) -> Facts:
+    """The facts without the series in `mute` (`service/kind/name`, as the evidence refers
+    to them): series this platform's feedback showed to move without being the cause
+    (knowledge a gate admitted), judged by no scorer. The plan's notes say which."""
+    if not mute:
+        return facts
+    probes = {n: tuple(p for p in ps if f"{n}/{p.kind}/{p.name}" not in mute)
+              for n, ps in facts.probes.items()}  # fmt: skip
+    dropped = sorted(mute & {f"{n}/{p.kind}/{p.name}" for n, ps in facts.probes.items()
+                             for p in ps})  # fmt: skip
+    if not dropped:
+        return facts
+    note = f"not judged, by this platform's knowledge: {', '.join(dropped)}"
+    return replace(facts, probes=probes, notes=(*facts.notes, note))
 
 
 def scorer(fn: Scorer, roles: tuple[str, ...] = ()) -> Any:
@@ -156,6 +173,8 @@ def _fuse(call: Call) -> Answer:
     return Answer(ranked, signals, sources, priors)
 
 
+_MUTE = Param(SET, [], "series (service/kind/name) no scorer judges: ones this platform's "
+              "feedback showed to move without being the cause")  # fmt: skip
 _HOPS = Param(NUMBER, AUTO, "hops downstream (clamped 1..4)",
               auto="the deployment's investigate_hops, or the caller's")  # fmt: skip
 _KINDS = Param(SET, [], "series kinds judged (latency, errors, cpu, memory, workload, "
@@ -251,6 +270,7 @@ _OPS = [
         AGGREGATE,
         _merge,
         "the candidates with all their telemetry",
+        params={"mute": _MUTE},
         variadic=True,
     ),
     _scorer_op("topology", topology, "criticality, fan-in and position", prior=True),

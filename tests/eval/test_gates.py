@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from sgtest import ScriptedModel
 
 from stackgraph.eval.gates import COST_BAND, Score, judge, stratified_testbed
 from stackgraph.memory.knowledge import Item, Knowledge, Proposal, Trajectory, mine, shipped
+from stackgraph.rca.programs import BUILTIN, parse, verify
 
 SOURCES = ("a1", "a2", "a3", "a4", "a5", "a6")
 BED = ("b1", "b2", "b3")
@@ -154,3 +156,27 @@ def test_the_models_proposals_are_checked_and_repaired(scripted_model: ScriptedM
         ("add", "K3:program:HighLatency:web", "errors")
     ]
     assert found[0].sources == ("t1", "t2") and found[0].item.provenance["source"] == "model"
+
+
+def test_a_series_that_misled_plans_is_proposed_muted_and_one_that_led_right_is_not() -> None:
+    noisy = "cache/latency/from:web"
+    runs = [
+        replace(trajectory("m1", "wrong", "db", ("cache", "db"), 1.0), lead_series=(noisy,)),
+        replace(
+            trajectory("m2", "partial", "db", ("cache", "db"), 2.0),
+            lead_series=(noisy, "cache/cpu/cpu"),
+        ),
+        replace(trajectory("m3", "correct", "db", ("db",), 3.0), lead_series=("db/errors/x",)),
+    ]
+    found = [p for p in mine(runs, shipped(), ["default"]) if p.item.kind == "program"
+             and p.item.polarity == "-"]  # fmt: skip
+    assert [p.item.data["mute"] for p in found] == [[noisy]]
+    assert found[0].sources == ("m1", "m2") and found[0].item.id == "K3:program:HighLatency:web"
+    program = verify(parse({"program": found[0].item.data["program"],
+                            "bindings": found[0].item.data["bindings"]}, origin="composed"),
+                     BUILTIN)  # fmt: skip
+    assert [b.params.get("mute") for b in program.bindings if b.op == "merge"] == [[noisy]]
+    led_right = [*runs, replace(trajectory("m4", "correct", "cache", ("cache",), 4.0),
+                                lead_series=(noisy,))]  # fmt: skip
+    assert not [p for p in mine(led_right, shipped(), ["default"]) if p.item.polarity == "-"]
+    assert Trajectory.from_dict(runs[1].to_dict()).lead_series == (noisy, "cache/cpu/cpu")

@@ -204,3 +204,24 @@ def test_the_configured_program_is_what_every_entry_point_plans_with(
     assert own(store, slow, at=T0 + 600).playbook == "mine"
     with pytest.raises(InputError, match="investigate_program 'nope': neither a playbook"):
         Planner.from_settings(settings.model_copy(update={"investigate_program": "nope"}))
+
+
+def test_a_muted_series_is_judged_by_no_scorer(store: GraphStore) -> None:
+    """catalog's cpu moved most, payment's less: catalog leads. With catalog's cpu muted
+    (`merge`'s `mute`, as knowledge a gate admitted writes it), payment leads, and the plan
+    says what it did not judge."""
+    build(store, shop())
+    alert = Alert({"service": "frontend"}, starts_at=T0)
+    metrics = Series({"payment": 3.0, "catalog": 9.0})
+    plan = investigate(store, alert, at=T0 + 600, metrics=metrics)
+    assert plan.candidates[0].service == "catalog"
+    ref = next(e.ref for e in plan.candidates[0].evidence if e.signal == "anomaly")
+    data = DEFAULT_PROGRAM.to_dict()
+    for b in data["bindings"]:
+        if b["op"] == "merge":
+            b["params"] = {"mute": [ref]}
+    muted = verify(parse(data, origin="composed"), BUILTIN)
+    plan = investigate(store, alert, at=T0 + 600, metrics=metrics, program=muted)
+    assert plan.candidates[0].service == "payment", ref
+    assert any(f"not judged, by this platform's knowledge: {ref}" in n for n in plan.notes)
+    assert not any(e.ref == ref for c in plan.candidates for e in c.evidence)
