@@ -94,6 +94,23 @@ def mine(
     return out
 
 
+def _standing(
+    sig: str, runs: list[Trajectory], k: Knowledge,
+) -> tuple[str, list[dict[str, Any]], str]:  # fmt: skip
+    """The program the signature plans with now (its name and bindings), and whether a
+    proposal for it adds an item or updates the signature's own."""
+    current = k.program_for(sig)
+    op = "update" if current is not None and current.signature == sig else "add"
+    if current is not None:
+        name = str(current.data.get("program", "default"))
+        if current.data.get("bindings"):
+            return name, [dict(b) for b in current.data["bindings"]], op
+    else:
+        name = next((t.program for t in reversed(runs) if t.program), "default")
+    known = name if name in playbook_names() else "default"
+    return name, [b.to_dict() for b in playbook(known).bindings], op
+
+
 def _programs(
     sig: str, runs: list[Trajectory], k: Knowledge, playbooks: Sequence[str],
     programs: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -102,10 +119,8 @@ def _programs(
     missed = [t for t in known if not t.leads or t.leads[0] != t.root_cause]
     if len(missed) < MIN_SOURCES:
         return []
-    current = k.program_for(sig)
-    now = str(current.data.get("program")) if current else (known[-1].program or "default")
+    now, _, op = _standing(sig, known, k)
     ids = tuple(t.fingerprint for t in missed)  # what it is mined from; the rest is held out
-    op = "update" if current is not None and current.signature == sig else "add"
     choices: list[tuple[str, dict[str, Any]]] = [(p, {"program": p}) for p in playbooks]
     choices += [
         (n, {"program": n, "bindings": [dict(b) for b in bs]}) for n, bs in programs.items()
@@ -179,13 +194,7 @@ def _misleading(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal
         if t.leads[0] != t.root_cause:
             misled[t.lead_series[0]].append(t.fingerprint)
     decisive = {t.lead_series[0] for t in known if t.leads[0] == t.root_cause}
-    current = k.program_for(sig)
-    name = str(current.data.get("program", "default")) if current else "default"
-    if current is not None and current.data.get("bindings"):
-        bindings = [dict(b) for b in current.data["bindings"]]
-    else:
-        bindings = [b.to_dict() for b in playbook(name if name in playbook_names()
-                                                  else "default").bindings]  # fmt: skip
+    name, bindings, op = _standing(sig, known, k)
     merges = [b for b in bindings if b.get("op") == "merge"]
     out = []
     for ref, ids in sorted(misled.items()):
@@ -198,7 +207,6 @@ def _misleading(sig: str, runs: list[Trajectory], k: Knowledge) -> list[Proposal
         item = Item(f"K3:program:{sig}", "program", f"for {sig}, judge no candidate on {ref}: "
                     f"it put a wrong lead first in {len(ids)} plans here, the right one in "
                     "none", sig, "-", data, {"source": "mined", "from": ids})  # fmt: skip
-        op = "update" if current is not None and current.signature == sig else "add"
         out.append(Proposal(op, item, tuple(ids), f"{ref} led {len(ids)} plan(s) astray"))
     return out
 
