@@ -87,6 +87,12 @@ class ProbeSeries:
     alert: tuple[float, ...]
     alert_times: tuple[float, ...] = ()
 
+    @property
+    def ref(self) -> str:
+        """`kind/name`: how evidence, and knowledge that mutes a series, refer to it (after
+        the candidate's name)."""
+        return f"{self.kind}/{self.name}"
+
 
 @dataclass(frozen=True)
 class Request:

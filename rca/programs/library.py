@@ -121,11 +121,10 @@ def _muted(facts: Facts, mute: set[str]) -> Facts:
     (knowledge a gate admitted), judged by no scorer. The plan's notes say which."""
     if not mute:
         return facts
-    dropped = sorted(mute & {f"{n}/{p.kind}/{p.name}" for n, ps in facts.probes.items()
-                             for p in ps})  # fmt: skip
+    dropped = sorted(mute & {f"{n}/{p.ref}" for n, ps in facts.probes.items() for p in ps})
     if not dropped:
         return facts
-    probes = {n: tuple(p for p in ps if f"{n}/{p.kind}/{p.name}" not in mute)
+    probes = {n: tuple(p for p in ps if f"{n}/{p.ref}" not in mute)
               for n, ps in facts.probes.items()}  # fmt: skip
     note = f"not judged, by this platform's knowledge: {', '.join(dropped)}"
     return replace(facts, probes=probes, notes=(*facts.notes, note))

@@ -25,7 +25,7 @@ def judged(facts: Facts) -> dict[str, list[tuple[SeriesTest, str]]]:
     """Every candidate's series verdicts, with the series' `kind/name`."""
     window = facts.windows.alert if facts.windows else None
     return {
-        name: [(assess(s, window), f"{s.kind}/{s.name}") for s in facts.probes.get(name, ())]
+        name: [(assess(s, window), s.ref) for s in facts.probes.get(name, ())]
         for name in all_nodes(facts)
     }
 

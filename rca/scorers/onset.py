@@ -44,7 +44,7 @@ def onset(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 continue
             step = max(step, resolution(s))
             if name not in first or t.onset < first[name][0]:
-                first[name] = (t.onset, f"{s.kind}/{s.name}")
+                first[name] = (t.onset, s.ref)
     if not first:
         return votes("onset", {}, abstained="no series left its band at a known time")
     earliest = min(t for t, _ in first.values())
