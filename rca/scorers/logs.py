@@ -9,11 +9,14 @@ Per candidate, over its own log lines (`Facts.logs`):
   so a baseline without a single error line still gives a finite rate);
 - **new templates**: lines whose template (drain3, mined on the baseline's lines with the
   library's defaults) the baseline never showed. Some are new in any window (a baseline is
-  a sample of what a service logs), so the usual rate of them is measured, not assumed:
+  a sample of what a service logs), so the usual share of them is measured, not assumed:
   the baseline's second half against templates mined on its first half (a held-out
-  estimate; it sees less than the full baseline, so it errs toward "usual"). The alert
-  window's count is tested against that rate as above; judged only when the baseline has
-  MIN_BASELINE_LINES lines to mine;
+  estimate; it sees less than the full baseline, so it errs toward "usual"). Novelty is a
+  property of a line, so the unit is the line, not the second: the alert window's count is
+  the binomial upper tail among its lines under that share (Jeffreys' estimate), and a
+  service writing twice the lines writes twice the new ones. Judged only when the baseline
+  has MIN_BASELINE_LINES lines to mine and its second half has lines to hold out (a half
+  the source recorded nothing of estimates nothing);
 - **dropped templates**: a code path that stops running stops writing its lines (an
   exception thrown between two log statements leaves the first and silences the second).
   Per template the baseline showed, its share of the service's lines in the alert window
@@ -50,7 +53,8 @@ from .signal import Signal, votes
 OUT_P = 0.00135
 """One-sided tail of the three-sigma rule (rca.series.OUT_Z), for counts."""
 JEFFREYS = 0.5
-"""Added to a baseline count: the Jeffreys prior's estimate of a Poisson rate."""
+"""Added to a count: Jeffreys' estimate of a Poisson rate, and of a share (then twice to
+its total: the mean of the Beta(1/2, 1/2) posterior)."""
 MIN_BASELINE_LINES = 20
 """Fewer lines are too few to say which templates are usual."""
 ERROR_LEVELS = ("ERROR", "FATAL")
@@ -63,6 +67,15 @@ def surprise(count: int, baseline: int, span_a: float, span_b: float) -> float:
     rate = (baseline + JEFFREYS) / span_b * span_a
     p = float(poisson.sf(count - 1, rate))
     return -math.log10(max(p, 1e-300))
+
+
+def share_surprise(count: int, lines: int, base_count: int, base_lines: int) -> float:
+    """-log10 P(X >= count), X ~ Binomial(lines, the share base_count / base_lines by
+    Jeffreys' estimate)."""
+    if count <= 0 or lines <= 0:
+        return 0.0
+    share = (base_count + JEFFREYS) / (base_lines + 2 * JEFFREYS)
+    return -math.log10(max(float(binom.sf(count - 1, lines, share)), 1e-300))
 
 
 @dataclass(frozen=True)
@@ -134,12 +147,15 @@ def _bursts(
         found.append((s, f"{errs_a} error line(s) in the alert window, {errs_b} in the "
                          f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
     if len(base) >= MIN_BASELINE_LINES:
-        t = mine(base, alert, mid=b0 + span_b / 2)
-        s = surprise(len(t.new), len(t.usual), span_a, span_b / 2)
+        mid = b0 + span_b / 2
+        t = mine(base, alert, mid=mid)
+        held = sum(1 for x in base if x.t >= mid)
+        s = share_surprise(len(t.new), len(alert), len(t.usual), held) if held else 0.0
         if s >= -math.log10(OUT_P):
-            found.append((s, f"{len(t.new)} line(s) of templates the baseline never showed "
-                             f"(its second half: {len(t.usual)} new to its first), "
-                             f"e.g. {t.new[0].text[:120]!r}: surprise {s:.1f}"))  # fmt: skip
+            found.append((s, f"{len(t.new)} of {len(alert)} line(s) of templates the "
+                             f"baseline never showed (its second half: {len(t.usual)} of "
+                             f"{held} new to its first), e.g. {t.new[0].text[:120]!r}: "
+                             f"surprise {s:.1f}"))  # fmt: skip
         s, k = dropped(t)
         if k is not None and s >= -math.log10(OUT_P):
             n_b, n_a = sum(t.base.values()), sum(t.alert.values())

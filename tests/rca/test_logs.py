@@ -14,7 +14,7 @@ from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
 from stackgraph.rca.facts import EdgeFact, Facts
 from stackgraph.rca.model import LogLine
-from stackgraph.rca.scorers.logs import dropped, logs, mine, surprise
+from stackgraph.rca.scorers.logs import dropped, logs, mine, share_surprise, surprise
 from stackgraph.rca.sources import FileLogs, LokiLogs
 from stackgraph.rca.sources.logs import level_of
 from stackgraph.rca.windows import Windows
@@ -96,7 +96,7 @@ def _line(t: float, text: str, level: str = "INFO") -> LogLine:
 
 
 def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> None:
-    base = tuple(_line(T0 - 600 + i, f"served request {i} in {i % 7} ms") for i in range(300))
+    base = tuple(_line(T0 - 600 + 2 * i, f"served request {i} in {i % 7} ms") for i in range(300))
     burst = tuple(_line(T0 + i, "db timeout after 30 s", "ERROR") for i in range(12))
     quiet = tuple(_line(T0 + i, f"served request {i} in 3 ms") for i in range(60))
     facts = Facts(anchor="a", windows=Windows((T0, T0 + 120), (T0 - 600, T0)),
@@ -121,6 +121,33 @@ def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
     sig = logs(Facts(anchor="a", windows=windows, logs={"chatty": (chatty, fresh)}), {})
     t = mine(chatty, fresh, mid=T0 - 300)
     assert len(t.new) == 12 and len(t.usual) == 30 and sig.scores == {}
+
+
+def test_new_templates_are_a_share_of_lines_and_need_a_held_out_half() -> None:
+    """A busier window writes more lines of every kind, new ones included: at the baseline's
+    share of them it is no burst (it was, counted per second). A baseline whose second half
+    the source recorded nothing of holds nothing out, so it says nothing of what is usual."""
+
+    def lines(t0: float, n: int, step: float, first_new: int) -> tuple[LogLine, ...]:
+        out = []
+        for i in range(n):  # every tenth line one-off: a token count of its own
+            text = ("step " + " ".join(["go"] * (first_new + i)) if i % 10 == 9
+                    else f"served request {i} in {i % 7} ms")  # fmt: skip
+            out.append(_line(t0 + step * i, text))
+        return tuple(out)
+
+    windows = Windows((T0, T0 + 120), (T0 - 600, T0))
+    base = lines(T0 - 600, 120, 5.0, 1)
+    busy = lines(T0, 100, 1.2, 500)
+    t = mine(base, busy, mid=T0 - 300)
+    assert len(t.new) == 10 and len(t.usual) == 6
+    assert surprise(len(t.new), len(t.usual), 120, 300) > 3  # per second it was a burst
+    sig = logs(Facts(anchor="a", windows=windows, logs={"busy": (base, busy)}), {})
+    assert sig.scores == {}
+    early = lines(T0 - 600, 120, 2.0, 1)  # all before the baseline's middle
+    sig = logs(Facts(anchor="a", windows=windows, logs={"early": (early, busy)}), {})
+    assert sig.scores == {} and "early" in sig.covered
+    assert share_surprise(10, 100, 0, 60) > 5 and share_surprise(10, 100, 6, 60) < 1
 
 
 def test_surprise_is_a_poisson_tail() -> None:
