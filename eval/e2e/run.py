@@ -124,6 +124,10 @@ def _outcome(
             f"{e['tool']}:{e.get('check') or 'default'}": str(e["verdict"])
             for e in truth.get("evidence", [])
         },
+        hypotheses=[
+            (str(h["suspect"]), str(h["state"]), float(h["confidence"]))
+            for h in detail.get("hypotheses") or []
+        ],
         distractor=None if distractor is None else distractor.service,
         distractor_healthy=None if distractor is None else distractor.healthy,
         distractor_state=None

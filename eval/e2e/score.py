@@ -89,6 +89,9 @@ class Outcome:
     root_cause_evidence: dict[str, str] = field(default_factory=dict)
     """`tool:check` → verdict on the true root cause's hypothesis (read for diagnosis and
     scoring only: where the agent's tools refuted what the plan got right)."""
+    hypotheses: list[tuple[str, str, float]] = field(default_factory=list)
+    """Every hypothesis the investigation held: (suspect, state, the evidence's confidence),
+    best first, as the agent ranked them (the rivals a conclusion was chosen among)."""
     replay_ranking: list[str] | None = None
     distractor: str | None = None
     distractor_state: str | None = None
@@ -128,6 +131,7 @@ class Outcome:
             "conclusion_evidence": self.conclusion_evidence,
             "root_cause_state": self.root_cause_state,
             "root_cause_evidence": self.root_cause_evidence,
+            "hypotheses": [list(h) for h in self.hypotheses],
             "right": self.right,
             "tool_calls": self.tool_calls,
             "seconds": round(self.seconds, 3),

@@ -218,6 +218,10 @@ def test_e2e_on_seeded_scores_real_incidents(settings: Settings, store: GraphSto
         said = i["conclusion_evidence"].values()
         assert bool(said) == (i["conclusion"] is not None), i
         assert any(v.startswith("supports: ") and len(v) > 12 for v in said) or not said, i
+        # the rivals it was chosen among: the conclusion is the first, as the agent ranked
+        held = [h[0] for h in i["hypotheses"]]
+        assert i["conclusion"] is None or held[0] == i["conclusion"], i
+        assert i["root_cause_state"] is None or i["root_cause"] in held, i
     # the distractor arm measured: a service neither root cause nor symptom, scored
     arm = [i for i in incidents if i["arm"] == "distractor"]
     assert card["arms"]["distractor"]["distractor_cases"] == 3
