@@ -109,6 +109,24 @@ def test_an_ungrounded_hypothesis_is_located_at_hs(platform: GraphStore) -> None
     assert result.stages["AS"].score == 1.0  # checkout -> payment exists
 
 
+def test_evidence_read_up_to_the_firing_covers_a_plan_that_looks_up_to_later() -> None:
+    """An alert delivered late: the plan looks up to now (`api_investigate_at: now`), the
+    tools read the 30 min before the alert fired. That evidence read the alert window."""
+    fired, now = NOW - 3 * 86400, NOW
+    sink = EvidenceSink({"payment": Hypothesis("payment", 1)})
+    sink.add(ToolEvidence("loki_query", Verdict.SUPPORTS, "14 error lines", "logs",
+                          hypothesis="payment", window=(fired - 1800, fired),
+                          baseline=(fired - 3600, fired - 1800)))  # fmt: skip
+    paths = {"payment": [["checkout", "payment"]]}
+    plan_window = (fired - 300, now)
+    stages = stages_of(sink, "payment", "checkout", paths, Claims(), now, window=plan_window)
+    assert audit(stages, sink, None).stages["EP"].score == 1.0
+    before = stages_of(sink, "payment", "checkout", paths, Claims(), now, window=(0.0, 1.0))
+    assert audit(before, sink, None).stages["EP"].problems == (
+        "no evidence on payment read the alert window",
+    )
+
+
 def test_a_path_is_walked_at_the_alert_time(platform: GraphStore) -> None:
     """An edge first seen after the alert did not exist when it fired: not a feasible hop
     then, though it is now (time travel)."""

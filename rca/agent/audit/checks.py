@@ -3,7 +3,10 @@
     S = sum_k w_k s_k, equal weights: no stage is trusted more than another.
 
 - EP, time-window coverage: 1 when the focus suspect's evidence read the alert window and a
-  baseline, 0.5 for the window only, 0 for no window.
+  baseline, 0.5 for the window only, 0 for no window. Read means overlapped the plan's
+  alert window (the plan may look up to later than the alert fired, as the API's default
+  `api_investigate_at: now` does for an alert delivered late; the tools read up to the
+  firing), or, without one, held the plan's moment.
 - HS, hypothesis grounding: the share of hypotheses that cite accepted evidence about
   themselves.
 - AS, topology feasibility: the share of the path's hops that are edges in the graph the plan
@@ -94,14 +97,20 @@ def coverage(stages: Stages) -> StageScore:
     who = focus(stages)
     if who is None:
         return StageScore(1.0)  # nothing is claimed, so nothing needs a window
-    read = [e for e in stages.ep if e.hypothesis == who and e.window is not None]
-    at = stages.at
-    inside = [e for e in read if at is None or e.window[0] <= at <= e.window[1]]  # type: ignore[index]
+    mine = [e for e in stages.ep if e.hypothesis == who and e.window is not None]
+    inside = [e for e in mine if e.window is not None and _reads(e.window, stages)]
     if any(e.baseline is not None for e in inside):
         return StageScore(1.0)
     if inside:
         return StageScore(0.5, (f"no evidence on {who} compared the alert window to a baseline",))
     return StageScore(0.0, (f"no evidence on {who} read the alert window",))
+
+
+def _reads(span: tuple[float, float], stages: Stages) -> bool:
+    """Whether evidence over `span` read the alert window (module docstring)."""
+    if stages.window is not None:
+        return span[0] < stages.window[1] and span[1] > stages.window[0]
+    return stages.at is None or span[0] <= stages.at <= span[1]
 
 
 def grounding(stages: Stages) -> StageScore:

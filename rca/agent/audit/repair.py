@@ -51,12 +51,14 @@ class Work:
     ctx: ToolContext
     at: float | None = None
     """When the path is walked: the time of the graph the plan was ranked on."""
+    window: tuple[float, float] | None = None
+    """The plan's alert window, which the evidence must have read."""
     checked: list[str] = field(default_factory=list)
     """suspects the hypothesis patch has already brought in."""
 
     def stages(self) -> Stages:
         return stages_of(self.sink, self.conclusion, self.symptom, self.plan_paths,
-                         self.claims, self.at)  # fmt: skip
+                         self.claims, self.at, window=self.window)  # fmt: skip
 
 
 RunCheck = Callable[[str, dict[str, Any], ToolContext, EvidenceSink], bool]

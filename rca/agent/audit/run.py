@@ -60,7 +60,8 @@ def audited(
     paths = {c.service: c.paths for c in plan.candidates}
     # The path is walked in the graph the plan was ranked on, not at the alert's start: the
     # graph learns of an edge only when a lane next runs, often after the alert fired.
-    work = Work(run.sink, run.conclusion, run.claims, symptom, paths, ctx, plan.at)
+    work = Work(run.sink, run.conclusion, run.claims, symptom, paths, ctx, plan.at,
+                plan.window)  # fmt: skip
 
     def check(name: str, args: dict[str, Any], c: ToolContext, sink: EvidenceSink) -> bool:
         tool = tools.get(name)

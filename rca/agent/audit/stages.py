@@ -65,6 +65,8 @@ class Stages:
     symptom: str
     at: float | None = None
     """When the path is walked: the plan's time (None: the graph as it is)."""
+    window: tuple[float, float] | None = None
+    """The plan's alert window: what the evidence must have read (None: the moment `at`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -119,6 +121,7 @@ def stages_of(
     claims: Claims,
     at: float | None,
     actions: Sequence[str] = (),
+    window: tuple[float, float] | None = None,
 ) -> Stages:
     """The four artifacts of an investigation as it stands."""
     ep, ids = evidence_items(sink)
@@ -140,7 +143,7 @@ def stages_of(
         str(hyp.state) if hyp else "none",
         tuple(actions),
     )
-    return Stages(ep, tuple(hs), path, dr, symptom, at)
+    return Stages(ep, tuple(hs), path, dr, symptom, at, window)
 
 
 def plan_path(
