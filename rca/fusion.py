@@ -6,8 +6,8 @@ the rest by magnitude, and no weight is set by hand. A scorer that abstained, or
 it found nothing on, adds nothing. Tied candidates share the mean of their ranks.
 
 Fused in two steps, by data source (`by_source`): first the scorers reading one source
-(the metrics behind anomaly, telemetry, traversal and onset; the changes; the logs;
-past outcomes) into one ranking per source, then those rankings into one. Scorers reading
+(the metrics behind anomaly, telemetry, traversal and onset; the changes; the logs; the
+spans) into one ranking per source, then those rankings into one. Scorers reading
 the same data are not independent witnesses, so four views of the metrics count once,
 beside one view of the changes, as lines of evidence do for the agent. A candidate a
 scorer's data does not reach is neither for nor against: it gets that scorer's mean

@@ -286,7 +286,13 @@ _OPS = [
         source="metrics",
     ),
     _scorer_op("change", change, "deploys and changes timed against the anomaly", "changes"),
-    _scorer_op("history", history, "validated past root causes", "outcomes"),
+    _scorer_op(
+        "history",
+        history,
+        "validated past root causes: how often a service was the cause here, a base rate, "
+        "not evidence about this alert, so it breaks ties",
+        prior=True,
+    ),
     _scorer_op(
         "blame",
         blame,

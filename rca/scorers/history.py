@@ -1,5 +1,10 @@
 """History: validated past root causes (Active ROOT_CAUSED_BY edges) as a prior; incidents
-on this same anchor count double. Abstains when the graph holds no such outcome."""
+on this same anchor count double. Abstains when the graph holds no such outcome.
+
+How often a service was the cause here is a base rate, not evidence about this alert, so the
+programs fuse it as a prior that breaks ties (like topology), never as a vote: as a source of
+its own it weighed as much as all the metrics, and a platform whose users confirm root
+causes would see its plans led by the services that broke most often before."""
 
 from __future__ import annotations
 

@@ -131,7 +131,7 @@ def test_the_plan_carries_its_program_and_what_auto_chose(store: GraphStore) -> 
     assert view["program"] == "default" and view["digest"] == DEFAULT_PROGRAM.digest
     assert view["chosen"]["near"] == {"hops": 3}
     assert view["chosen"]["window"] == {"baseline_end": 0.0}
-    assert view["fusion"]["priors"] == ["topology", "blame", "centrality"]
+    assert view["fusion"]["priors"] == ["topology", "history", "blame", "centrality"]
     assert view["fusion"]["sources"]["anomaly"] == "metrics"
     assert {r["binding"] for r in view["reads"]} == {b.name for b in DEFAULT_PROGRAM.bindings}
     assert sum(r["graph_rows"] for r in view["reads"]) > 0
