@@ -183,10 +183,13 @@ def evaluate(
     progress: Progress | None = None,
     ablation: bool = False,
     attempts: int = 3,
+    feedback: bool = False,
 ) -> dict[str, Any]:
     """The scorecard of StackGraph and every baseline on the same cases, in one run; with
     `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`);
-    `attempts`: stages of `rca.programs` per case, for Accuracy@3,i (0: none)."""
+    `attempts`: stages of `rca.programs` per case, for Accuracy@3,i (0: none); with
+    `feedback`, each case's graph also holds the root causes confirmed for the cases before
+    it, as a platform's users' feedback leaves them (`Replayer.feedback`)."""
     cases = load(name, path, adapter)[:limit]
     manifests_root = manifests_root or manifests_beside(path)
     cases = place(cases)
@@ -196,7 +199,7 @@ def evaluate(
     spent: dict[str, float] = {}
     with dataset_prometheus(cases, settings, spent) as (sources, stats):
         replayer = Replayer(store, settings.model_copy(update=sources), manifests_root,
-                            attempts=attempts)  # fmt: skip
+                            attempts=attempts, feedback=feedback)  # fmt: skip
         try:
             for i, case in enumerate(cases):
                 if progress is not None:
@@ -232,6 +235,14 @@ def evaluate(
         "alert time from the symptom's own series (eval/alerting.py); the plan's windows are "
         "the read path's own, from the alert alone (no label: not the dataset's fault-free "
         "window); every method reads those windows",
+        *(
+            [
+                "feedback: each case's graph holds the root causes confirmed for the cases "
+                "before it (the history prior reads them); the baselines see none"
+            ]
+            if feedback
+            else []
+        ),
         "every baseline ranks the case as read back from Prometheus (eval/replay.observe)"
         + (
             f"; {RELEASES} variants put released services first"

@@ -16,6 +16,10 @@ in a graph key of its own:
     attempts        the plan's program, then stages 2-3 of `rca.programs` on the same
                     engine, each tried only when the one before missed the root cause in
                     its top 3 (feedback "wrong"): Accuracy@3,i
+    feedback        (off by default) the root causes confirmed for the cases replayed
+                    before, written as the API writes a user's feedback, each at its own
+                    alert time: what a platform's plans read once its users have confirmed
+                    causes (the history prior). The only way a label reaches a plan here.
 
 The writer's clock is the replayed time, so first/last seen and Stale cut-offs are those
 of the incident. Every method then gets the same inputs, read back from the same source
@@ -40,19 +44,26 @@ from stackgraph.config import Settings
 from stackgraph.ingest import GraphIngestor, run_lanes
 from stackgraph.rca import Alert, Plan, Planner
 from stackgraph.rca.model import EDGE_PREFIX, MetricsSource
+from stackgraph.rca.outcome import (
+    IncidentOutcome,
+    OutcomeWriter,
+    feedback_records,
+    outcome_records,
+)
 from stackgraph.rca.programs import Engine, Operator, Run, playbook
 from stackgraph.rca.programs.attempts import AttemptRecord, escalate, with_operator
 from stackgraph.rca.programs.model_stages import ModelClient
 from stackgraph.rca.programs.stages import TOP, Attempt
 from stackgraph.rca.programs.synthesis import Check, CustomLibrary
 from stackgraph.rca.sources import PrometheusMetrics
+from stackgraph.schema import RecordBatch
 from stackgraph.store import GraphStore
 
 from .alerting import AlertTime, detect_alert
 from .datasets.model import CallEdge, Case, MetricSeries
 from .lane_files import catalog_doc, helm_releases, write_yaml
 
-__all__ = ["LANE_EVERY_S", "Replay", "Replayer", "case_alert", "observe"]
+__all__ = ["LANE_EVERY_S", "Replay", "Replayer", "case_alert", "confirmed", "observe"]
 
 LANE_EVERY_S = 300.0
 """The telemetry lane's cadence in the replay: once per window of its own (5 min), so each
@@ -69,6 +80,23 @@ def case_alert(case: Case, fired: AlertTime) -> Alert:
         starts_at=fired.fired_at,
         fingerprint=fp,
     )
+
+
+def clock(t: float) -> Callable[[], float]:
+    """A writer's clock stopped at `t`: what is written then was first seen then."""
+    return lambda: t
+
+
+def confirmed(case: Case, alert: Alert, at: float, label: str = "Service") -> RecordBatch:
+    """The incident of `case` as the API writes it, with a user's feedback confirming its
+    labelled root cause (a node of `label`): the Incident, the service it affects and its
+    Active ROOT_CAUSED_BY."""
+    root = case.root_cause
+    outcome = IncidentOutcome(str(alert.fingerprint), alert, case.symptom_service, at,
+                              feedback="confirmed", confirmed_root_cause=root)  # fmt: skip
+    batch = outcome_records(outcome)
+    batch.extend(feedback_records(outcome, "confirmed", root, label))
+    return batch
 
 
 def observe(source: MetricsSource, case: Case, plan: Plan, at: float) -> Case:
@@ -162,6 +190,10 @@ class Replayer:
     metrics: PrometheusMetrics = field(init=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     """Part of every case's graph key, so two replays on one server never meet."""
+    feedback: bool = False
+    """Carry the root causes confirmed for earlier cases into each case's graph."""
+    confirmed: list[tuple[float, RecordBatch]] = field(default_factory=list)
+    """(alert time, the confirmed incident) of every case replayed so far, with feedback."""
 
     def __post_init__(self) -> None:
         self.metrics = PrometheusMetrics.from_settings(self.settings)
@@ -179,10 +211,6 @@ class Replayer:
         alert), with files in `folder`; returns notes on lanes that failed."""
         settings, failures = self.settings, []
         start = case.baseline_window[0]
-
-        def clock(t: float) -> Callable[[], float]:
-            return lambda: t
-
         if case.criticality:
             catalog = write_yaml(folder / "catalog.yaml", catalog_doc(case.criticality))
             failures += run_lanes(graph, settings, "catalog", catalog=catalog,
@@ -220,6 +248,9 @@ class Replayer:
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:
                 notes = self.lanes(graph, case, fired.fired_at, Path(tmp))
+            for when, batch in self.confirmed if self.feedback else ():
+                with GraphIngestor(graph, who="eval", clock=clock(when)) as writer:
+                    writer.write(batch)
             seconds["lanes"] = time.perf_counter() - t
             t = time.perf_counter()
             alert = case_alert(case, fired)
@@ -227,6 +258,10 @@ class Replayer:
                                              limit=len(case.services) + 10)  # fmt: skip
             plan, first = self.planner.first(inv)
             seconds["investigate"] = time.perf_counter() - t
+            if self.feedback:  # as a user would, once the case is diagnosed
+                label = OutcomeWriter(graph).topology_label(case.root_cause) or "Service"
+                self.confirmed.append((fired.fired_at, confirmed(case, alert, fired.fired_at,
+                                                                 label)))  # fmt: skip
             attempts = self._attempts(inv, alert, case, first) if plan.candidates else []
         finally:
             if not self.keep_graphs:

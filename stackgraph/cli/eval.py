@@ -64,6 +64,14 @@ def eval_cmd(
         int,
         typer.Option(help="Attempts per case for Accuracy@3,i (program stages 1-3; 0: none)."),
     ] = 3,
+    feedback: Annotated[
+        bool,
+        typer.Option(
+            help="Each case's graph also holds the root causes confirmed for the cases before "
+            "it, as users' feedback leaves them (what the history prior reads; off: no plan "
+            "sees a label)."
+        ),
+    ] = False,
 ) -> None:
     """AC@1/3/5, Avg@5 and MRR of StackGraph and every baseline on the same cases, through
     the product path: the dataset in a real Prometheus (Debian's prometheus + promtool),
@@ -79,7 +87,7 @@ def eval_cmd(
     with replaying(settings, "replay", dataset) as (store, progress):
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
                         progress=progress, ablation=ablation,
-                        attempts=max(0, attempts))  # fmt: skip
+                        attempts=max(0, attempts), feedback=feedback)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return
