@@ -248,9 +248,11 @@ class Replayer:
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:
                 notes = self.lanes(graph, case, fired.fired_at, Path(tmp))
-            for when, batch in self.confirmed if self.feedback else ():
-                with GraphIngestor(graph, who="eval", clock=clock(when)) as writer:
-                    writer.write(batch)
+            if self.feedback and self.confirmed:
+                with GraphIngestor(graph, who="eval") as writer:  # one lease for them all
+                    for when, batch in self.confirmed:
+                        writer.clock = clock(when)  # each incident first seen at its alert
+                        writer.write(batch)
             seconds["lanes"] = time.perf_counter() - t
             t = time.perf_counter()
             alert = case_alert(case, fired)

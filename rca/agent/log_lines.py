@@ -7,7 +7,7 @@ from typing import Any
 
 from scipy.stats import binom
 
-from ..scorers.logs import JEFFREYS, OUT_P
+from ..scorers.logs import OUT_P, jeffreys_share
 from ..windows import ALERT_LEAD_S
 from .evidence import Verdict
 
@@ -43,7 +43,7 @@ def errors_ended(data: Mapping[str, Any]) -> bool:
     the last minutes' counts, or without a line in them, nothing ended that can be told."""
     if data.get("recent_lines") is None or int(data["recent_lines"]) <= 0:
         return False
-    share = (int(data["errors"]) + JEFFREYS) / (int(data["lines"]) + 2 * JEFFREYS)
+    share = jeffreys_share(int(data["errors"]), int(data["lines"]))
     return float(binom.cdf(int(data["recent_errors"]), int(data["recent_lines"]), share)) < OUT_P
 
 

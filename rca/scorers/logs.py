@@ -69,12 +69,18 @@ def surprise(count: int, baseline: int, span_a: float, span_b: float) -> float:
     return -math.log10(max(p, 1e-300))
 
 
+def jeffreys_share(count: float | np.ndarray, total: float) -> float | np.ndarray:
+    """count / total by Jeffreys' estimate (the Beta(1/2, 1/2) posterior mean): never 0 or
+    1, so a share no line showed still has a tail. Elementwise on arrays."""
+    return (count + JEFFREYS) / (total + 2 * JEFFREYS)
+
+
 def share_surprise(count: int, lines: int, base_count: int, base_lines: int) -> float:
     """-log10 P(X >= count), X ~ Binomial(lines, the share base_count / base_lines by
     Jeffreys' estimate)."""
     if count <= 0 or lines <= 0:
         return 0.0
-    share = (base_count + JEFFREYS) / (base_lines + 2 * JEFFREYS)
+    share = jeffreys_share(base_count, base_lines)
     return -math.log10(max(float(binom.sf(count - 1, lines, share)), 1e-300))
 
 
@@ -126,7 +132,7 @@ def dropped(t: Templates) -> tuple[float, int | None]:
     if n_b == 0 or n_a == 0:
         return 0.0, None
     ids = list(t.base)
-    share = (np.array([t.base[k] for k in ids]) + JEFFREYS) / (n_b + 2 * JEFFREYS)
+    share = jeffreys_share(np.array([t.base[k] for k in ids]), n_b)
     tail = binom.cdf(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
     i = int(np.argmin(tail))
     s = -math.log10(max(min(1.0, len(ids) * float(tail[i])), 1e-300))

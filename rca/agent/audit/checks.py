@@ -97,8 +97,7 @@ def coverage(stages: Stages) -> StageScore:
     who = focus(stages)
     if who is None:
         return StageScore(1.0)  # nothing is claimed, so nothing needs a window
-    mine = [e for e in stages.ep if e.hypothesis == who and e.window is not None]
-    inside = [e for e in mine if e.window is not None and _reads(e.window, stages)]
+    inside = [e for e in stages.ep if e.hypothesis == who and _reads(e.window, stages)]
     if any(e.baseline is not None for e in inside):
         return StageScore(1.0)
     if inside:
@@ -106,8 +105,10 @@ def coverage(stages: Stages) -> StageScore:
     return StageScore(0.0, (f"no evidence on {who} read the alert window",))
 
 
-def _reads(span: tuple[float, float], stages: Stages) -> bool:
+def _reads(span: tuple[float, float] | None, stages: Stages) -> bool:
     """Whether evidence over `span` read the alert window (module docstring)."""
+    if span is None:
+        return False
     if stages.window is not None:
         return span[0] < stages.window[1] and span[1] > stages.window[0]
     return stages.at is None or span[0] <= stages.at <= span[1]
