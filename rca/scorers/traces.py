@@ -3,8 +3,9 @@ window (after GALA+'s STRIX). All read the span source (`Facts.traces`); the fus
 them as one source.
 
 - **failed_calls**: spans carry no status in many tracers, but a log line written inside a
-  span (its trace and span id) says what happened there. A call whose callee span logged an
-  ERROR line failed. The frontier rule of `telemetry` on those failures: a service whose
+  span (its trace and span id) says what happened there. A call whose callee logged an
+  ERROR line while handling it (in the span that received the call or one below it in the
+  same service) failed. The frontier rule of `telemetry` on those failures: a service whose
   incoming calls fail more than in the baseline while its own outgoing calls do not; a call
   the baseline never saw gets no verdict.
 - **instability**: p99 / p50 of a service's span durations (a service that is sometimes very
@@ -57,9 +58,26 @@ def _failed_ids(facts: Facts) -> set[tuple[str, str]]:
     }
 
 
+def _handling(spans: Sequence[Span], failed: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The spans a failure belongs to: the one its line names, and its ancestors in the same
+    service up to the one that received the call. A service handles a call in a span tree of
+    its own (controller, then implementation spans), and a line logged anywhere in it is
+    that call's."""
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    marked: set[tuple[str, str]] = set()
+    for key in failed:
+        span = by_id.get(key)
+        while span is not None and (span.trace_id, span.span_id) not in marked:
+            marked.add((span.trace_id, span.span_id))
+            parent = by_id.get((span.trace_id, span.parent_id)) if span.parent_id else None
+            span = parent if parent is not None and parent.service == span.service else None
+    return marked
+
+
 def _edge_errors(
     spans: Sequence[Span], failed: set[tuple[str, str]]
 ) -> dict[tuple[str, str], EdgeStat]:
+    failed = _handling(spans, failed)
     marked = [replace(s, error=True) if (s.trace_id, s.span_id) in failed else s for s in spans]
     stats, _ = stats_from_spans(marked)
     return {(s.client, s.server): s for s in stats if s.client != USER_CLIENT}

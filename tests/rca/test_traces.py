@@ -52,6 +52,25 @@ def test_calls_fail_by_the_error_lines_their_spans_logged() -> None:
     assert failed_calls(quiet, {}).abstained == "no error line names the span it was in"
 
 
+def test_a_line_logged_below_the_span_that_received_the_call_fails_that_call() -> None:
+    """api handles the call in a span of its own below the one web's call reached (a
+    controller, then its implementation); the error line names the inner span."""
+
+    def traced(start: float) -> tuple[Span, ...]:
+        return tuple(s for i in range(30) for s in (
+            *_trace(int(start) + i, start + i),
+            Span(f"t{int(start) + i}", "impl", "a", "api", "", 20.0, start + i),
+        ))  # fmt: skip
+
+    errors = tuple(LogLine(T0 + i, "api", "ERROR", "boom", f"t{int(T0) + i}", "impl")
+                   for i in range(0, 30, 2))  # fmt: skip
+    facts = Facts(anchor="web", nodes=NODES, windows=WIN, traces=(traced(T0 - 300), traced(T0)),
+                  logs={"api": ((), errors)})  # fmt: skip
+    sig = failed_calls(facts, {})
+    assert set(sig.scores) == {"api"}
+    assert "web→api: 50% of 30 calls logged an error" in sig.evidence["api"][0].summary
+
+
 def test_trace_structure_votes_by_its_rise_from_the_baseline() -> None:
     """db is sometimes slow in the alert window: its tail rises most, and only its own time
     rises (web and api wait on it). A level with nothing to compare abstains."""

@@ -82,8 +82,11 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
         database = any(parent.attributes.get(a) for a in _DB_MARKERS)
         ctype = "messaging_system" if messaging else "database" if database else ""
         subject = subject or _first(parent.attributes, _SUBJECT_ATTRIBUTES)
+        # a client span's error is the caller's view of this call; a kind-less parent is
+        # the caller's own work, whose error is not this call's
+        failed = (parent.error and bool(parent.kind)) or span.error
         record((parent.service, span.service, ctype, "", subject if messaging else ""),
-               parent.error or span.error, span.duration_ms)  # fmt: skip
+               failed, span.duration_ms)  # fmt: skip
 
     for span in spans:
         if span.kind != "client" or (span.trace_id, span.span_id) in has_child:
