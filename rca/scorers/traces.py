@@ -8,10 +8,12 @@ them as one source.
   same service) failed. The frontier rule of `telemetry` on those failures: a service whose
   incoming calls fail more than in the baseline while its own outgoing calls do not; a call
   the baseline never saw gets no verdict.
-- **instability**: p99 / p50 of a service's span durations (a service that is sometimes very
-  slow), for services with MIN_SPANS spans in both windows.
-- **self_time**: a service's mean span duration x max(0, 1 - (its slowest callee's mean
-  duration / its own mean)): time per call spent in the service itself, not waiting on
+- **instability**: p99 / p50 of the durations of the calls a service received (a service
+  that is sometimes very slow), for services with MIN_SPANS of them in both windows. A call
+  is timed by the span that received it; the spans below it in the same service are parts
+  of it (the rule of `failed_calls`).
+- **self_time**: a service's mean call duration x max(0, 1 - (its slowest callee's mean
+  call duration / its own mean)): time per call spent in the service itself, not waiting on
   callees (STRIX weighs it by traffic; a change test compares per call, so a window's
   length or load does not move it).
 - **centrality**: PageRank on the window's call graph x (1 + in-degree) / (1 + out-degree):
@@ -125,9 +127,13 @@ def failed_calls(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
 
 
 def _by_service(spans: Sequence[Span]) -> dict[str, np.ndarray]:
+    """Per service, the durations of the calls it received: its spans whose parent is in
+    another service (or unknown). The spans below them in the same service are parts of
+    those calls, and its client spans are its callees' time."""
+    service = {(s.trace_id, s.span_id): s.service for s in spans}
     out: dict[str, list[float]] = defaultdict(list)
     for s in spans:
-        if s.service:
+        if s.service and service.get((s.trace_id, s.parent_id)) != s.service:
             out[s.service].append(s.duration_ms)
     return {k: np.asarray(v) for k, v in out.items()}
 

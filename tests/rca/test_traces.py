@@ -104,6 +104,23 @@ def test_a_self_time_clipped_to_zero_in_the_baseline_gives_no_verdict() -> None:
     assert "api" not in sig.scores and (sig.covered is None or "api" not in sig.covered)
 
 
+def test_a_service_is_timed_by_the_calls_it_received_not_the_spans_below_them() -> None:
+    """In the alert window api also writes three 1 ms spans below each call it receives
+    (its implementation, traced): the calls take as long as before, so api is no less
+    stable (counted as its calls, the short spans would make its p50 1 ms)."""
+
+    def spans(n0: int, t: float, inner: bool) -> tuple[Span, ...]:
+        return tuple(s for i in range(40) for s in (
+            *_trace(n0 + i, t + i, 1000.0 if i % 10 == 0 else 10.0),
+            *(Span(f"t{n0 + i}", f"impl{k}", "a", "api", "", 1.0, t + i)
+              for k in range(3 if inner else 0)),
+        ))  # fmt: skip
+
+    facts = Facts(anchor="web", nodes=NODES, windows=WIN,
+                  traces=(spans(0, T0 - 300, False), spans(99, T0, True)))  # fmt: skip
+    assert instability(facts, {}).scores.get("api", 0.0) == 0.0
+
+
 def test_a_plan_reads_the_spans_one_call_around_its_candidates() -> None:
     """web → api → db; a plan about api keeps api's spans and the calls into and out of it
     (web's and db's spans of those calls), and nothing of a far service."""
