@@ -6,8 +6,9 @@ it: `telemetry.own_part`). The alerting service itself is the frontier when call
 it moved more than any of its own.
 
 Without edge series (nothing probed per edge) the walk follows the services the anomaly
-scorer found out of band instead, each scored by its own anomaly beyond its most anomalous
-dependency. Abstains when nothing moved.
+scorer found out of band instead, each scored by its own anomaly beyond what its
+dependencies pass up to it: their latency and errors, the kinds the edge walk follows (a
+callee's CPU or memory is spent by it, not by its callers). Abstains when nothing moved.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from collections.abc import Mapping
 
 from ..facts import Facts
 from ..model import Evidence
+from ..series import assess
 from .signal import Signal, all_nodes, votes
 from .telemetry import EdgeMove, edge_moves, own_part
+
+CALL_KINDS = ("latency", "errors")
+"""What a slow or failing callee passes up to its callers (the kinds `edge_moves` reads)."""
 
 
 def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -29,6 +34,7 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     hot = dict(anomaly.scores) if anomaly else {}
     children: dict[str, set[str]] = defaultdict(set)
     strength: dict[str, EdgeMove] = {}
+    calls: dict[str, float] = {}
     if moved:
         for (src, dst), v in moved.items():  # calls from `user` move the anchor itself
             if src in nodes:
@@ -42,6 +48,7 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                 children[e.src].add(e.dst)
         strength = {n: EdgeMove(v) for n, v in hot.items()}
         via_edges = False
+        calls = _call_kinds(facts)  # what a callee passes up is what the edge walk follows
     else:
         return votes("traversal", {}, abstained="no call and no service around it moved")
     reached: dict[str, tuple[str, ...]] = {facts.anchor: (facts.anchor,)}
@@ -55,7 +62,8 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     scores: dict[str, float] = {}
     evidence: dict[str, tuple[Evidence, ...]] = {}
     for n, path in reached.items():
-        part = own_part(strength[n], [strength[c] for c in children[n]]) if n in strength else 0.0
+        below = [strength[c] if via_edges else EdgeMove(calls.get(c, 0.0)) for c in children[n]]
+        part = own_part(strength[n], below) if n in strength else 0.0
         if part <= 0:
             continue
         scores[n] = part
@@ -68,7 +76,17 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     if not scores:
         return votes("traversal", {}, abstained="nothing that moved is reached from the anchor")
     if via_edges:
-        judged = {dst for _, dst in edge_moves(facts)} | {facts.anchor}
+        covered = {dst for _, dst in edge_moves(facts)} | {facts.anchor}
     else:
-        judged = {n for n, p in facts.probes.items() if p}
-    return votes("traversal", scores, evidence, covered=judged)
+        covered = {n for n, p in facts.probes.items() if p}
+    return votes("traversal", scores, evidence, covered=covered)
+
+
+def _call_kinds(facts: Facts) -> dict[str, float]:
+    """Per service, its largest out-of-band effect among the kinds calls carry to callers."""
+    window = facts.windows.alert if facts.windows else None
+    return {
+        name: max(effects)
+        for name, series in facts.probes.items()
+        if (effects := [assess(s, window).effect for s in series if s.kind in CALL_KINDS])
+    }

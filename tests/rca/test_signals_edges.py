@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries
-from stackgraph.rca.scorers import change, telemetry, traversal
+from stackgraph.rca.scorers import anomaly, change, telemetry, traversal
 from stackgraph.rca.windows import Windows
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
@@ -51,6 +51,22 @@ def test_a_caller_stalled_for_seconds_is_not_explained_by_a_callee_slower_by_ms(
     # a callee whose added time is the caller's: the caller's own part is the rest
     explained = _facts({"mid": (stalled,), "leaf": (_edge("mid", (1190.0,) * 10),)})
     assert telemetry(explained, {}).scores["mid"] < 0.05
+
+
+def test_without_call_series_a_callees_cpu_does_not_explain_its_callers() -> None:
+    """No series per call: the walk follows the services that moved. mid's CPU rose most and
+    leaf's too (it shares the node): CPU is spent by a service, not passed up by its calls,
+    so mid keeps its move. A callee's latency is passed up, and explains its caller's."""
+
+    def own(kind: str, level: float) -> ProbeSeries:
+        return ProbeSeries(kind, kind, FLAT, (level,) * 10)
+
+    busy = _facts({"mid": (own("cpu", 50.0),), "leaf": (own("cpu", 12.0),)})
+    sig = traversal(busy, {"anomaly": anomaly(busy, {})})
+    assert sig.scores["mid"] > sig.scores["leaf"] > 0
+    slow = _facts({"mid": (own("latency", 60.0),), "leaf": (own("latency", 60.0),)})
+    sig = traversal(slow, {"anomaly": anomaly(slow, {})})
+    assert "mid" not in sig.scores and sig.scores["leaf"] > 0
 
 
 def test_small_latency_wander_is_not_an_edge_anomaly() -> None:
