@@ -12,7 +12,7 @@ unrelated recent deploy of a healthy service (`world`).
 from .api import run_incident, serving, webhook
 from .render import markdown, table
 from .run import ARMS, run_e2e
-from .score import TARGETS, Outcome, arm_metrics, ece, scorecard
+from .score import TARGETS, Outcome, arm_metrics, ece, ece_if_calibrated, scorecard
 from .world import DISTRACTOR_LEAD_S, Distractor, build_world, pick_distractor
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "arm_metrics",
     "build_world",
     "ece",
+    "ece_if_calibrated",
     "markdown",
     "pick_distractor",
     "run_e2e",

@@ -19,6 +19,7 @@ COLUMNS = (
     "coverage",
     "Validated precision (n)",
     "calibration ECE (evidence alone)",
+    "ECE if calibrated: mean / 95th (p)",
     "s / incident",
     "tool calls / incident",
     "distractor concluded",
@@ -31,6 +32,10 @@ def _pct(v: Any) -> str:
 
 def _num(v: Any, digits: int = 2) -> str:
     return "–" if v is None else f"{float(v):.{digits}f}"
+
+
+def _null(n: Mapping[str, float] | None) -> str:
+    return "–" if not n else f"{n['mean']:.3f} / {n['p95']:.3f} ({n['p']:.2f})"
 
 
 def rows(card: Mapping[str, Any]) -> list[list[str]]:
@@ -50,6 +55,7 @@ def rows(card: Mapping[str, Any]) -> list[list[str]]:
             _pct(m["coverage"]),
             f"{_pct(m['validated_precision'])} ({m['validated']})",
             f"{_num(m['calibration_ece'], 3)} ({_num(m.get('calibration_ece_evidence'), 3)})",
+            _null(m.get("calibration_ece_if_calibrated")),
             _num(m["seconds_per_incident"]),
             _num(m["tool_calls_per_incident"], 1),
             "–" if not m["distractor_cases"] else _pct(m["distractor_concluded"]),

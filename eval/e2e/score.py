@@ -15,7 +15,10 @@
   (bin size / n) * |mean confidence - accuracy|. The stated confidence is calibrated by the
   feedback on earlier incidents when the run gives feedback (`rca.agent.calibration`);
   `calibration_ece_evidence` is the same measure on the evidence's own confidence, what a
-  platform without feedback states.
+  platform without feedback states. `calibration_ece_if_calibrated`: what ECE the same
+  conclusions would show if each stated confidence were exactly right (its mean, 95th
+  percentile, and the share of such draws at or above the measured one): ECE over a few
+  dozen conclusions is far from zero even then.
 - s / incident (every incident): from the POST to the incident's end, as polling sees it.
 - tool calls / incident (every incident): tool results recorded as evidence (one per
   call of a tool on a suspect).
@@ -38,11 +41,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..alerting import AlertTime
 from ..intervals import wilson
 from ..scorecard import rank_of
 
-__all__ = ["TARGETS", "Outcome", "arm_metrics", "ece", "scorecard"]
+__all__ = ["TARGETS", "Outcome", "arm_metrics", "ece", "ece_if_calibrated", "scorecard"]
 
 BINS = 10
 TARGETS: Mapping[str, tuple[str, float]] = {
@@ -164,6 +169,31 @@ def ece(pairs: Sequence[tuple[float, bool]], bins: int = BINS) -> float | None:
     return round(err, 4)
 
 
+NULL_DRAWS = 2000
+"""Draws of the consistency resampling: a p-value to about one point in a hundred."""
+
+
+def ece_if_calibrated(
+    confidences: Sequence[float], measured: float | None, draws: int = NULL_DRAWS
+) -> dict[str, float] | None:
+    """The ECE these conclusions would show if every stated confidence were exactly right:
+    each conclusion drawn right with the probability it states, `draws` times (consistency
+    resampling, Bröcker and Smith 2007). Its mean and 95th percentile, and `p`, the share of
+    draws at or above `measured`: with twenty conclusions in ten bins, calibrated
+    confidence alone shows an ECE near 0.15, so a measured ECE is read against this, not
+    against zero. Seeded: the same conclusions give the same figures."""
+    if not confidences or measured is None:
+        return None
+    conf = np.clip(np.asarray(confidences, dtype=float), 0.0, 1.0)
+    draws_right = np.random.default_rng(0).random((draws, conf.size)) < conf
+    null = np.array(
+        [ece(list(zip(conf.tolist(), row.tolist(), strict=True))) or 0.0 for row in draws_right]
+    )
+    return {"mean": round(float(null.mean()), 4),
+            "p95": round(float(np.percentile(null, 95)), 4),
+            "p": round(float(np.mean(null >= measured)), 4)}  # fmt: skip
+
+
 def _share(k: int, n: int) -> float | None:
     return round(k / n, 4) if n else None
 
@@ -187,6 +217,7 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     validated_right = sum(1 for o in validated if o.right)
     distracted = sum(1 for o in with_distractor if o.conclusion == o.distractor)
     first = sum(1 for r, truth in plans if rank_of(r, truth) == 1)
+    stated_ece = ece([(o.confidence or 0.0, o.right) for o in concluded])
     return {
         "cases": n,
         "plan_ac1": ac(1, plans),
@@ -199,7 +230,10 @@ def arm_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "conclusion_precision": _share(right, len(concluded)),
         "validated": len(validated),
         "validated_precision": _share(validated_right, len(validated)),
-        "calibration_ece": ece([(o.confidence or 0.0, o.right) for o in concluded]),
+        "calibration_ece": stated_ece,
+        "calibration_ece_if_calibrated": ece_if_calibrated(
+            [o.confidence or 0.0 for o in concluded], stated_ece
+        ),
         "calibration_ece_evidence": ece(
             [(o.evidence_confidence or 0.0, o.right) for o in concluded]
         ),

@@ -23,6 +23,7 @@ from stackgraph.eval.e2e import (
     arm_metrics,
     build_world,
     ece,
+    ece_if_calibrated,
     markdown,
     pick_distractor,
     run_e2e,
@@ -49,6 +50,22 @@ def test_ece_is_the_weighted_gap_between_confidence_and_accuracy_per_bin() -> No
     assert ece([(0.05, False), (0.95, True)]) == pytest.approx(0.05)
     # a confidence of 1 is in the last bin, not an eleventh; 0.003 right is almost 1 off
     assert ece([(1.0, True), (0.003, True)]) == pytest.approx(0.4985)
+
+
+def test_an_ece_is_read_against_what_calibrated_confidence_would_show() -> None:
+    """Twenty conclusions at 0.5: even if each is right half the time, ten bins of them show
+    an ECE well above zero. A measured ECE of 0 is as good as any draw; one of 0.5 (all
+    right, or all wrong, at 0.5) is beyond nearly every draw. The same conclusions give the
+    same figures."""
+    halves = [0.5] * 20
+    null = ece_if_calibrated(halves, 0.0)
+    assert null is not None and 0.05 < null["mean"] < null["p95"] < 0.5 and null["p"] == 1.0
+    beyond = ece_if_calibrated(halves, 0.5)
+    assert beyond is not None and beyond["p"] < 0.01
+    assert ece_if_calibrated(halves, 0.0) == null
+    assert ece_if_calibrated([], None) is None
+    sure = ece_if_calibrated([1.0] * 20, 0.0)  # certain and right: nothing to draw
+    assert sure == {"mean": 0.0, "p95": 0.0, "p": 1.0}
 
 
 def _outcome(
