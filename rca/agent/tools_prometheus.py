@@ -7,9 +7,7 @@ with `step` equal to the window gives both numbers: the point at the alert time 
 alert window, the point one window earlier covers the baseline. When that earlier point has
 no data (a scrape gap, a recording made apart) and the plan found a baseline that holds some
 (`rca.baseline`), one instant query reads the signal over the plan's baseline instead, and
-the result says so: a level judged alone is the weakest verdict this tool gives. Where the
-plan's baseline lies inside the long window (the series begins there), the long window,
-which holds it, judges nothing; the shorter windows after it are judged against it. Two more
+the result says so: a level judged alone is the weakest verdict this tool gives. Two more
 instant queries read the last `SHORT_S` before the alert and the read path's rate window
 before it (`SHORTER`), each judged against the same baseline.
 An error ratio or p95 that rose is checked against the calls the service makes
@@ -197,7 +195,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         last += (f", no data in the last {_span(max(shorter.values()))}: its series stopped "
                  "before the alert")  # fmt: skip
     against = win.describe()
-    older = _plan_baseline(ctx, win, shorter)
+    older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
         span = older[1] - older[0]
         older_q = promql(ctx.promql, template, service, span, _unit(ctx, signal))
@@ -206,18 +204,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             return found
         if found is not None:
             facts.update(baseline=found, baseline_window=list(older))
-            if older[1] > win.start:  # inside the long window: only the shorter ones judge
-                facts["window_holds_baseline"] = True
-                against = (
-                    f"the {win.span_s / 60:g} min before the alert (holding the plan's "
-                    f"baseline, its {span / 60:g} min before the last "
-                    f"{_span(win.end - older[1])}: judged by the shorter windows)"
-                )
-            else:
-                against = (
-                    f"the {win.span_s / 60:g} min before the alert vs the plan's "
-                    f"baseline, {(win.start - older[1]) / 3600:.1f} h earlier"
-                )
+            against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
+                       f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
     if facts.get("latest") is not None:
         base = facts.get("baseline_window") or win.baseline
         latest_q = promql(ctx.promql, template, service, ctx.rate_window_s, _unit(ctx, signal))
@@ -269,9 +257,8 @@ def _shorter(ctx: ToolContext, win: Windows) -> dict[str, float]:
 
 
 def _shares(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
-    """Each window read, with its length over the long one's; not the long one where it
-    holds the baseline it would be judged against."""
-    shares = {} if data.get("window_holds_baseline") else {"window": 1.0}
+    """Each window read, with its length over the long one's."""
+    shares = {"window": 1.0}
     for key in SHORTER:
         if data.get(key) is not None:
             shares[key] = float(data.get(f"{key}_s") or long_s) / long_s
@@ -304,17 +291,12 @@ def _span(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
-def _plan_baseline(
-    ctx: ToolContext, win: Windows, shorter: Mapping[str, float]
-) -> tuple[float, float] | None:
+def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None:
     """The read path's baseline, when the equal span before the window held nothing: the
-    plan found it holds data (moved back past a gap, `rca.baseline`, or its data begins
-    inside the long window), and one investigation should compare with one baseline rather
-    than judge levels alone. It must end before the windows judged against it: before the
-    long one, or else before the longest of the shorter ones (which then judge alone)."""
+    plan found it holds data (moved back past a gap, `rca.baseline`), and one investigation
+    should compare with one baseline rather than judge levels alone."""
     base = ctx.plan.baseline if ctx.plan is not None else None
-    first = win.end - max(shorter.values(), default=win.span_s)
-    if base is None or not base[0] < base[1] <= max(win.start, first):
+    if base is None or not base[0] < base[1] <= win.start:
         return None
     return base
 

@@ -77,27 +77,23 @@ SERIES: dict[str, tuple[Phase, Phase]] = {
     "shop": (Phase(1, 0.05), Phase(1, 0.6)),  # p95 rises: it waits on warehouse's network
     "warehouse": (Phase(1, 0.05), Phase(1, 0.05)),  # serves as fast as ever
     "refunds": (Phase(3, 0.05), Phase(60, 0.05)),  # as payment, but its series stop early
-    "newcomer": (Phase(1, 0.05), Phase(1, 0.05)),  # recorded from 20 min before the end; LATE
 }
 CLIENT = {"frontend": "user", "gateway": "user", "basket": "gateway", "carrier": "user",
-          "shop": "user", "warehouse": "shop", "refunds": "user", "newcomer": "user"}  # fmt: skip
+          "shop": "user", "warehouse": "shop", "refunds": "user"}  # fmt: skip
 WAITED = {"warehouse": (Phase(1, 0.05), Phase(1, 0.6))}
 """Client-side p95 (as the caller waits, network included), where it differs from the
 server's: a delay on warehouse's network, which its own spans do not see."""
 """Who calls each server (default frontend): frontend calls payment, whose errors rise as
 much as its own, and inventory, whose p95 rises more; gateway calls only healthy basket."""
-LATE = {"shipping": (Phase(30, 0.05), 20), "carrier": (Phase(60, 0.05), 4),
-        "newcomer": (Phase(1, 0.6), 20)}  # fmt: skip
+LATE = {"shipping": (Phase(30, 0.05), 20), "carrier": (Phase(60, 0.05), 4)}
 """A fault of the last steps only: shipping 10% errors in the last 5 minutes, about 2% over
 the whole 30-minute window; carrier 20% in the last minute, about 4% over the last 5."""
 CORES = {False: 0.1, True: 0.5}
 """payment's CPU (cores) before and in the alert window; its memory stays at MEMORY bytes."""
 MEMORY = 3 * 2**28
-GAP = {"orders": range(40, 200), "refunds": range(POINTS - 60, POINTS),
-       "newcomer": range(0, POINTS - 80)}  # fmt: skip
+GAP = {"orders": range(40, 200), "refunds": range(POINTS - 60, POINTS)}
 """Steps not scraped: orders has the first 10 minutes and the last 10 only; refunds stops
-15 minutes before the end (its errors rose before that); newcomer is recorded from 20
-minutes before the end only (its p95 rose in the last 5)."""
+15 minutes before the end (its errors rose before that)."""
 
 
 MESH = PromQLNames(
@@ -473,29 +469,6 @@ def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
     assert ev is not None and ev.baseline == (START, START + short)
     with_data = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
     assert "baseline_window" not in with_data.data  # its own span before had data
-
-
-def test_a_plan_baseline_inside_the_long_window_is_judged_by_the_shorter_ones(
-    promurl: str,
-) -> None:
-    """newcomer's series begin 20 minutes before the alert: the 30 before the 30-minute
-    window hold nothing, and alone its p95 is a level (inconclusive). The plan's baseline
-    (the 15 minutes before the last 5) lies inside the long window, so the long window,
-    which holds it, judges nothing, and the last 5 minutes' rise against it supports."""
-    alone = ToolContext(prometheus_url=promurl, at=float(END), window_s=float(WINDOW))
-    result = call_tool(TOOL, alone, {"service": "newcomer", "signal": "latency_p95"})
-    assert result.data["baseline"] is None
-    assert TOOL.check(result, "newcomer", float(END), float(WINDOW)) == Verdict.INCONCLUSIVE
-    base = (float(END) - 1200.0, float(END) - 300.0)
-    ctx = dataclasses.replace(alone, plan=Plan(anchor="frontend", candidates=[], baseline=base))
-    result = call_tool(TOOL, ctx, {"service": "newcomer", "signal": "latency_p95"})
-    assert result.data["baseline_window"] == list(base) and result.data["window_holds_baseline"]
-    assert "judged by the shorter windows" in result.summary
-    assert TOOL.check(result, "newcomer", float(END), float(WINDOW)) == Verdict.SUPPORTS
-    late = (float(END) - 1200.0, float(END) - 120.0)  # reaches into the last 5 minutes
-    ctx = dataclasses.replace(alone, plan=Plan(anchor="frontend", candidates=[], baseline=late))
-    result = call_tool(TOOL, ctx, {"service": "newcomer", "signal": "latency_p95"})
-    assert result.data["baseline"] is None
 
 
 def test_cpu_that_rose_supports_and_steady_memory_says_nothing(promurl: str) -> None:
