@@ -43,6 +43,10 @@ def edge_probes(facts: Facts) -> dict[tuple[str, str], list[ProbeSeries]]:
     return out
 
 
+CALL_KINDS = ("latency", "errors")
+"""What a slow or failing callee passes up to its callers: the kinds an edge moves by."""
+
+
 @dataclass(frozen=True)
 class EdgeMove:
     """How far an edge's series left their band, and the seconds its caller waits longer."""
@@ -58,7 +62,7 @@ class EdgeMove:
 
 def _edge_move(series: list[ProbeSeries], window: tuple[float, float] | None) -> EdgeMove | None:
     """The strongest move among an edge's latency/error series (None: no such series)."""
-    found = [(s, assess(s, window)) for s in series if s.kind in ("latency", "errors")]
+    found = [(s, assess(s, window)) for s in series if s.kind in CALL_KINDS]
     if not found:
         return None
     best = max(found, key=lambda t: t[1].effect)[1]

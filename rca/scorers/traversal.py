@@ -20,10 +20,7 @@ from ..facts import Facts
 from ..model import Evidence
 from ..series import assess
 from .signal import Signal, all_nodes, votes
-from .telemetry import EdgeMove, edge_moves, own_part
-
-CALL_KINDS = ("latency", "errors")
-"""What a slow or failing callee passes up to its callers (the kinds `edge_moves` reads)."""
+from .telemetry import CALL_KINDS, EdgeMove, edge_moves, own_part
 
 
 def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
