@@ -34,7 +34,7 @@ def _num(v: Any, digits: int = 2) -> str:
     return "–" if v is None else f"{float(v):.{digits}f}"
 
 
-def _null(n: Mapping[str, float] | None) -> str:
+def _if_calibrated(n: Mapping[str, float] | None) -> str:
     return "–" if not n else f"{n['mean']:.3f} / {n['p95']:.3f} ({n['p']:.2f})"
 
 
@@ -55,7 +55,7 @@ def rows(card: Mapping[str, Any]) -> list[list[str]]:
             _pct(m["coverage"]),
             f"{_pct(m['validated_precision'])} ({m['validated']})",
             f"{_num(m['calibration_ece'], 3)} ({_num(m.get('calibration_ece_evidence'), 3)})",
-            _null(m.get("calibration_ece_if_calibrated")),
+            _if_calibrated(m.get("calibration_ece_if_calibrated")),
             _num(m["seconds_per_incident"]),
             _num(m["tool_calls_per_incident"], 1),
             "–" if not m["distractor_cases"] else _pct(m["distractor_concluded"]),

@@ -71,7 +71,7 @@ def is_a_line(tool: str) -> bool:
 
 ROLLOUT_FOOTPRINT = frozenset({"signal=cpu", "signal=memory"})
 """Checks a rollout moves by construction: fresh pods warm up (the plan judges a release on
-its errors and latency alone, `rca.scorers.change.HEALTH_KINDS`). Beside a release of the
+its errors and latency alone, `rca.scorers.telemetry.CALL_KINDS`). Beside a release of the
 same suspect, a rise there is that release seen again, not a second line of evidence."""
 SHOWS_A_FAULT = frozenset({METRICS, "logs", "kubernetes"})
 """Sources whose support is the suspect seen failing (a metric that rose, error lines, a

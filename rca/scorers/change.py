@@ -20,27 +20,27 @@ from ..facts import Facts
 from ..model import Evidence
 from ..series import assess
 from .signal import STALE_FACTOR, Signal, votes
+from .telemetry import CALL_KINDS
 
 CHANGE_TAU_S = 1800.0
 CHANGE_LOOKBACK_S = 6 * 3600.0
 CHANGE_KIND_WEIGHT = {"Deploy": 1.0, "Change": 0.7}
 ONSET_TAU_S = 300.0
 """A defective release shows within minutes of rolling out; later onsets count less."""
-HEALTH_KINDS = ("errors", "latency")
-"""What a release's effect is judged on. A rollout replaces pods, so the released
-service's cpu and memory move by construction (fresh pods, warm-up); a defect shows in
-what its callers get: errors and latency."""
 
 
 def onsets(facts: Facts) -> dict[str, tuple[float, str]]:
-    """Per service: when its health (HEALTH_KINDS of its own series, and the calls into it
-    as its callers see them) first left its band, with the series that moved first."""
+    """Per service: when its health (its own series of the kinds calls pass up to callers,
+    `telemetry.CALL_KINDS`, and the calls into it as its callers see them) first left its
+    band, with the series that moved first. A rollout replaces pods, so the released
+    service's cpu and memory move by construction (fresh pods, warm-up); a defect shows in
+    what its callers get."""
     out: dict[str, tuple[float, str]] = {}
     if facts.windows is None:
         return out
     for name, series in facts.probes.items():
         for s in series:
-            if s.kind not in HEALTH_KINDS:
+            if s.kind not in CALL_KINDS:
                 continue
             t = assess(s, facts.windows.alert)
             if t.out and t.onset is not None and (name not in out or t.onset < out[name][0]):
