@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..windows import Windows
-from .evidence import READS, WITH_BASELINE, EvidenceSink, ToolEvidence, Verdict
+from .evidence import (
+    READS,
+    WITH_BASELINE,
+    EvidenceSink,
+    ToolEvidence,
+    Verdict,
+    optional_number,
+)
 from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
 
 log = logging.getLogger(__name__)
@@ -35,6 +42,8 @@ def run_check(
         hypothesis=suspect,
         status=str(result.status),
         data=dict(result.data) if tool.name.startswith("git_") else {},
+        changed_at=optional_number(result.data.get("changed_at")),
+        resolution_s=optional_number(result.data.get("resolution_s")),
         **read_windows(tool.name, ctx, result),
     )
     sink.ensure(suspect)

@@ -29,7 +29,7 @@ from stackgraph.errors import StackGraphError
 
 from ..series import relative_change
 from ..windows import Windows
-from .evidence import Verdict
+from .evidence import Verdict, optional_number
 from .http_get import get_json
 from .toolbox import ToolContext, ToolResult
 
@@ -124,7 +124,8 @@ def explained_by(
         (key, part)
         for key, part in shares.items()
         if own.get(key) is not None
-        and judge(signal, float(own[key]), _opt(own.get("baseline")), part) == Verdict.SUPPORTS
+        and judge(signal, float(own[key]), optional_number(own.get("baseline")), part)
+        == Verdict.SUPPORTS
     ]
     if not supporting:
         return None
@@ -142,10 +143,6 @@ def explained_by(
             return None
         found = found or best[0][1]
     return found
-
-
-def _opt(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _rise(reading: Mapping[str, Any], key: str) -> float:

@@ -15,6 +15,11 @@ moves anyway: `ROLLOUT_FOOTPRINT`). For the same reason the graph and memory dec
 once an independent source has judged: their verdicts count only while no other tool's does,
 and what they say against after that is an objection, which only keeps it from Validated.
 
+A reading can only refute a change it could see: a measurement that ends before the
+suspect's change had time to show in it (`settled`) is no evidence either way. A release
+seconds before the alert, read healthy in the minute before it, is not refuted by that
+reading; the same release read healthy five minutes on is.
+
 Confidence counts the same way, by independent sources: Laplace's rule of succession over
 those that judged (`Hypothesis.confidence`), so a second tool on a source, the graph and
 memory add nothing. Without an independent line it stays within what the plan's prior
@@ -34,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from ..series import MIN_POINTS
 
 LLM_INFERRED = "LlmInferred"
 GRAPH = "graph"
@@ -128,6 +135,10 @@ class ToolEvidence:
     """The alert window the check read, when it reads one (`READS`)."""
     baseline: tuple[float, float] | None = None
     """The baseline window it compared against, when it compares."""
+    changed_at: float | None = None
+    """A change check's: when the change it found landed (`settled`)."""
+    resolution_s: float | None = None
+    """A measurement's: the shortest span its check judged, ending at the window's end."""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -143,6 +154,9 @@ class ToolEvidence:
             out["window"] = list(self.window)
         if self.baseline is not None:
             out["baseline"] = list(self.baseline)
+        for key in ("changed_at", "resolution_s"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
 
@@ -184,9 +198,13 @@ class Hypothesis:
         counted against: one signal normal (latency) beside one bad (errors) is no evidence
         against the suspect (a service can fail fast). Metrics that support a released
         suspect only through its cpu or memory are the release seen again
-        (`ROLLOUT_FOOTPRINT`): neither for nor against."""
+        (`ROLLOUT_FOOTPRINT`): neither for nor against. A measurement taken before the
+        suspect's change could show in it judges nothing (`settled`)."""
+        changed = max((e.changed_at for e in self.evidence
+                       if e.changed_at is not None and e.verdict == Verdict.SUPPORTS),
+                      default=None)  # fmt: skip
         judged = [(e, source_of(e.tool)) for e in self.evidence
-                  if e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
+                  if e.verdict != Verdict.INCONCLUSIVE and settled(e, changed)]  # fmt: skip
         independent = any(src not in NOT_A_LINE for _, src in judged)
         counted = [(e, src) for e, src in judged if not independent or src not in NOT_A_LINE]
         pro_tools = frozenset(e.tool for e, _ in counted if e.verdict == Verdict.SUPPORTS)
@@ -247,6 +265,23 @@ class Hypothesis:
             "confidence": self.confidence,
             "evidence": [e.as_dict() for e in self.evidence],
         }
+
+
+def optional_number(value: Any) -> float | None:
+    """A record's optional number (None stays None)."""
+    return None if value is None else float(value)
+
+
+def settled(e: ToolEvidence, changed_at: float | None) -> bool:
+    """Whether `e` may refute a suspect that changed at `changed_at`: a healthy reading says
+    nothing of a change it could not yet see. A rollout shows in its service's readings
+    once they hold MIN_POINTS (`rca.series`: what a level and its spread need) of the
+    measurement's finest span after it; a reading that ends sooner was taken, mostly or
+    wholly, of the version before. A release 30 s before the alert is not refuted by a
+    healthy last minute; one 5 min before is, as before."""
+    if changed_at is None or e.verdict != Verdict.REFUTES or not e.resolution_s or not e.window:
+        return True
+    return e.window[1] - changed_at >= MIN_POINTS * e.resolution_s
 
 
 def _footprint_only(counted: Sequence[tuple[ToolEvidence, str]]) -> bool:

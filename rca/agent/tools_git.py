@@ -127,7 +127,8 @@ def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     )
     rivals, unread = callees_released(ctx, service, repo, now) if recent else ([], [])
     data = {"commits": commits, "recent": recent, "repo": repo.name, "path": path,
-            "callees_released": rivals, "callees_unread": unread}  # fmt: skip
+            "callees_released": rivals, "callees_unread": unread,
+            "changed_at": max((c["time"] for c in recent), default=None)}  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{len(recent)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
@@ -163,7 +164,9 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     now = ctx.now()
     in_window = now - ctx.window_s <= float(ts) <= now
     rivals, unread = callees_released(ctx, service, repo, now) if in_window else ([], [])
-    data.update(callees_released=rivals, callees_unread=unread)
+    data.update(
+        callees_released=rivals, callees_unread=unread, changed_at=float(ts) if in_window else None
+    )
     return ToolResult(
         ToolStatus.SUCCESS,
         f"{full[:10]} {subject}: {stat.strip().splitlines()[-1]}{_also_released(rivals, unread)}",

@@ -317,7 +317,13 @@ def _run_flux(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         + (f": {f['message'][:150]}" if f["ready"] == "False" else "")
         for f in found
     )  # fmt: skip
-    return ToolResult(ToolStatus.SUCCESS, text, {"objects": found})
+    deployed = [
+        t
+        for t in (f["last_deployed"] for f in found)
+        if t is not None and now - ctx.window_s < t <= now
+    ]
+    return ToolResult(ToolStatus.SUCCESS, text,
+                      {"objects": found, "changed_at": max(deployed, default=None)})  # fmt: skip
 
 
 def _check_flux(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:

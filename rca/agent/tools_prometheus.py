@@ -213,6 +213,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         if isinstance(band, ToolResult):
             return band
         facts["latest_band"] = band
+    facts["resolution_s"] = min(float(facts.get(f"{k}_s") or win.span_s) for k in SHORTER)
     text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
             f"({_show(signal, facts['baseline'])}){last} (Prometheus)")  # fmt: skip
     if signal in DOWNSTREAM and not facts.get("stopped"):  # a stopped series judges nothing

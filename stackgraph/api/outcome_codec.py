@@ -21,6 +21,7 @@ from stackgraph.rca.agent import (
     Verdict,
 )
 from stackgraph.rca.agent.audit import Claims
+from stackgraph.rca.agent.evidence import optional_number
 from stackgraph.rca.model import Alert
 
 
@@ -53,6 +54,8 @@ def _evidence_from(d: Mapping[str, Any]) -> ToolEvidence:
         check=str(d.get("check", "")), hypothesis=str(d.get("hypothesis", "")),
         status=str(d.get("status", "success")), data=dict(d.get("data") or {}),
         window=_span(d.get("window")), baseline=_span(d.get("baseline")),
+        changed_at=optional_number(d.get("changed_at")),
+        resolution_s=optional_number(d.get("resolution_s")),
     )  # fmt: skip
 
 

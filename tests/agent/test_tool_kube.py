@@ -232,6 +232,7 @@ def test_flux_failed_or_just_upgraded_release_supports(kube: FakeKube) -> None:
     upgraded, verdict = run(kube, "flux_status", "cart")
     assert "deployed 9 min before the alert" in upgraded.summary
     assert verdict == Verdict.SUPPORTS
+    assert upgraded.data["changed_at"] == AT - 540  # what a reading must have seen after
     # kustomizations: the CRD is not installed (404) and is skipped
     assert any("/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" in p for p in kube.seen)
 

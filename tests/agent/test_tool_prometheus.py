@@ -4,21 +4,29 @@ whose error ratio and latency change half-way (the alert window vs its baseline)
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from telemetry.telemetry_promserver import BUCKETS, START, STEP, running_prometheus
+from test_floor_checks import git
 from tool_servers import serve_json
 
 from stackgraph.api.app import context_from
+from stackgraph.api.outcome_codec import run_doc, run_from
 from stackgraph.config import load_settings
 from stackgraph.promql import PromQLNames
 from stackgraph.rca.agent import (
+    AgentRun,
+    Ending,
+    HypothesisState,
+    Report,
     ToolContext,
     ToolResult,
     ToolStatus,
@@ -615,3 +623,35 @@ def test_a_hung_prometheus_times_out_as_a_result() -> None:
         release.set()
     assert result.status == ToolStatus.TIMEOUT
     assert quick.check(result, "payment", float(END), 1800.0) == Verdict.INCONCLUSIVE
+
+
+def test_a_healthy_reading_refutes_only_a_release_it_could_see(
+    promurl: str, tmp_path: Path
+) -> None:
+    """checkout reads healthy up to the alert. Released 30 s before it, the healthy minute
+    was taken of the version before: no refutation, and the release alone supports it (as
+    a stored incident too). Released 10 min before, the same reading refutes it, as it
+    refutes a deploy on a healthy service."""
+    for ago, state in ((30.0, HypothesisState.SUPPORTED), (600.0, HypothesisState.REFUTED)):
+        repo = tmp_path / f"released-{ago:.0f}s"
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        (repo / "main.py").write_text("TIMEOUT = 2\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "initial import", when=END - 86400 * 10)
+        (repo / "main.py").write_text("TIMEOUT = 10\n")
+        git(repo, "commit", "-qam", "raise the timeout", when=END - ago)
+        ctx = ToolContext(prometheus_url=promurl, repos={"checkout": repo}, at=float(END),
+                          window_s=float(WINDOW))  # fmt: skip
+        sink = EvidenceSink()
+        _, change = run_check(default_tools()["git_log"], {"service": "checkout"}, ctx, sink)
+        assert change is not None and change.verdict == Verdict.SUPPORTS
+        assert change.changed_at == END - ago
+        _, healthy = run_check(TOOL, {"service": "checkout", "signal": "error_rate"}, ctx, sink)
+        assert healthy is not None and healthy.verdict == Verdict.REFUTES
+        assert healthy.resolution_s == ctx.rate_window_s
+        assert sink.hypotheses["checkout"].state == state
+        run = AgentRun(Ending.INSUFFICIENT_EVIDENCE, None, sink, Report([], "", [], ""))
+        stored = run_from(json.loads(json.dumps(run_doc(run)))).sink.hypotheses["checkout"]
+        assert stored.evidence == sink.hypotheses["checkout"].evidence
+        assert stored.state == state
