@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from stackgraph.config import Settings
@@ -157,15 +158,21 @@ def sandbox(store: GraphStore) -> Iterator[GraphStore]:
             writer.drop_graph()
 
 
-def tool_context(settings: Settings, logs: Any = None) -> Context:
-    """The agent's tools as `serve` gives them (its Prometheus, the read path's logs)."""
+def tool_context(
+    settings: Settings, logs: Any = None,
+    repos: Callable[[Alert], Mapping[str, Path]] | None = None,
+) -> Context:  # fmt: skip
+    """The agent's tools as `serve` gives them (its Prometheus, the read path's logs, and
+    `repos`: the Git repositories mapped per service for an alert, as `agent_repos`)."""
 
     prometheus = context_fields(settings)
 
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           logs=logs, knowledge=knowledge, **prometheus)  # fmt: skip
+                           logs=logs, knowledge=knowledge,
+                           repos=dict(repos(alert)) if repos is not None else {},
+                           **prometheus)  # fmt: skip
 
     return make
 

@@ -9,12 +9,17 @@ far and puts each proposal through the dual gate, replaying the earlier incident
 their kept graphs and caches. Nothing an incident is scored with has seen its own label.
 
 Diagnosis: the agent's deterministic floor on the plan (its conclusion), else the plan's
-first lead. Reported per arm: AC@1 of the diagnosis, AC@1 of the plan, Validated precision,
-tool calls and seconds per incident; per gate, the proposals rejected, with examples.
+first lead. Its world and tools are those of the end-to-end replay (`e2e.world.build_world`):
+the dataset's Prometheus, the read path's logs, and a Git monorepo of the case's releases
+before the alert (one commit per release at its time, read by the change lane and mapped
+to every service for the agent's Git checks).
+Reported per arm: AC@1 of the diagnosis, AC@1 of the plan, Validated precision, tool calls
+and seconds per incident; per gate, the proposals rejected, with examples.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,8 @@ from stackgraph.rca.agent import Agent, AgentRun, HypothesisState
 from stackgraph.rca.outcome import IncidentOutcome
 from stackgraph.store import GraphStore
 
+from .datasets.model import Case
+from .e2e.world import build_world
 from .evolution import Diagnoser, evolve_with, tool_context
 from .gates import Score, Verdict
 from .harness import dataset_prometheus, load, manifests_beside
@@ -89,10 +96,23 @@ def experiment(
     seen: dict[str, _Seen] = {}
     knowledge = shipped()
     agent = Agent()
-    with dataset_prometheus(cases, settings, spent) as (sources, _):
+    repos: dict[str, dict[str, Path]] = {}
+    with (
+        dataset_prometheus(cases, settings, spent) as (sources, _),
+        tempfile.TemporaryDirectory(prefix="sg-evolve-") as tmp,
+    ):
         live = settings.model_copy(update=sources)
         replayer = Replayer(store, live, manifests_beside(path), keep_graphs=True, attempts=0)
-        context = tool_context(live, replayer.planner.logs)
+        built: list[Path] = []
+
+        def world(graph: GraphStore, case: Case, at: float, _: Path) -> list[str]:
+            repo, notes = build_world(replayer, graph, case, at, Path(tmp) / f"{len(built)}")
+            built.append(repo)
+            return notes
+
+        replayer.world = world
+        context = tool_context(live, replayer.planner.logs,
+                               lambda alert: repos.get(str(alert.fingerprint), {}))  # fmt: skip
         diagnose = Diagnoser(replayer.planner, context, agent)
 
         def replay(k: Knowledge, ids: Any) -> dict[str, Score]:
@@ -107,6 +127,7 @@ def experiment(
                 inv = done.investigation
                 if not isinstance(inv, Investigation) or not done.plan.candidates:
                     continue
+                repos[str(inv.alert.fingerprint)] = dict.fromkeys(case.services, built[-1])
                 row: dict[str, Any] = {"case_id": case.case_id, "root_cause": case.root_cause}
                 for arm, k in (("off", shipped()), ("on", knowledge)):
                     d = diagnose(inv, k, case.root_cause)

@@ -194,6 +194,9 @@ class Replayer:
     """Carry the root causes confirmed for earlier cases into each case's graph."""
     confirmed: list[tuple[float, RecordBatch]] = field(default_factory=list)
     """(alert time, the confirmed incident) of every case replayed so far, with feedback."""
+    world: Callable[[GraphStore, Case, float, Path], list[str]] | None = None
+    """What writes a case's world into its graph in place of `lanes` (same arguments and
+    notes): the end-to-end replay's, with its Git monorepo (`e2e.world.build_world`)."""
 
     def __post_init__(self) -> None:
         self.metrics = PrometheusMetrics.from_settings(self.settings)
@@ -247,7 +250,7 @@ class Replayer:
             seconds["alert"] = time.perf_counter() - t
             t = time.perf_counter()
             with tempfile.TemporaryDirectory(prefix="sg-eval-") as tmp:
-                notes = self.lanes(graph, case, fired.fired_at, Path(tmp))
+                notes = (self.world or self.lanes)(graph, case, fired.fired_at, Path(tmp))
             if self.feedback and self.confirmed:
                 with GraphIngestor(graph, who="eval") as writer:  # one lease for them all
                     for when, batch in self.confirmed:
