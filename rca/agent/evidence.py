@@ -200,9 +200,7 @@ class Hypothesis:
         suspect only through its cpu or memory are the release seen again
         (`ROLLOUT_FOOTPRINT`): neither for nor against. A measurement taken before the
         suspect's change could show in it judges nothing (`settled`)."""
-        changed = max((e.changed_at for e in self.evidence
-                       if e.changed_at is not None and e.verdict == Verdict.SUPPORTS),
-                      default=None)  # fmt: skip
+        changed = self.changed_at
         judged = [(e, source_of(e.tool)) for e in self.evidence
                   if e.verdict != Verdict.INCONCLUSIVE and settled(e, changed)]  # fmt: skip
         independent = any(src not in NOT_A_LINE for _, src in judged)
@@ -217,6 +215,25 @@ class Hypothesis:
             src for v, src in others if v == Verdict.SUPPORTS
         )
         return Tally(pro_tools, pro, con, objections)
+
+    @property
+    def changed_at(self) -> float | None:
+        """When the suspect's latest change that a check supports landed."""
+        return max((e.changed_at for e in self.evidence
+                    if e.changed_at is not None and e.verdict == Verdict.SUPPORTS),
+                   default=None)  # fmt: skip
+
+    def unsettled(self) -> list[str]:
+        """Why each refutation taken too soon after the suspect's change judges nothing
+        (`settled`), for the report."""
+        changed = self.changed_at
+        if changed is None:
+            return []
+        return [f"{e.tool} ({e.check}) read {self.suspect} healthy "
+                f"{e.window[1] - changed:.0f} s after its change, too soon to show it "
+                f"({MIN_POINTS} x {e.resolution_s:g} s): it judges nothing"
+                for e in self.evidence
+                if not settled(e, changed) and e.window and e.resolution_s]  # fmt: skip
 
     @property
     def state(self) -> HypothesisState:

@@ -36,6 +36,7 @@ from stackgraph.rca.agent import (
 )
 from stackgraph.rca.agent.checks import run_check
 from stackgraph.rca.agent.evidence import EvidenceSink
+from stackgraph.rca.agent.report import build_report
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.store import GraphStore
 
@@ -651,6 +652,11 @@ def test_a_healthy_reading_refutes_only_a_release_it_could_see(
         assert healthy is not None and healthy.verdict == Verdict.REFUTES
         assert healthy.resolution_s == ctx.rate_window_s
         assert sink.hypotheses["checkout"].state == state
+        # the report says which reading judged nothing, and why
+        notes = build_report(Alert({"service": "checkout"}), sink, "concluded", None).notes
+        too_soon = [n for n in notes if "too soon to show it" in n]
+        assert len(too_soon) == (1 if ago < 180 else 0), notes
+        assert not too_soon or "read checkout healthy 30 s after its change" in too_soon[0]
         run = AgentRun(Ending.INSUFFICIENT_EVIDENCE, None, sink, Report([], "", [], ""))
         stored = run_from(json.loads(json.dumps(run_doc(run)))).sink.hypotheses["checkout"]
         assert stored.evidence == sink.hypotheses["checkout"].evidence
