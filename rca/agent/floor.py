@@ -34,6 +34,23 @@ def ordered(specs: Sequence[str], order: Sequence[str]) -> list[str]:
     return sorted(specs, key=key)
 
 
+def released(ctx: ToolContext) -> set[str]:
+    """The plan's candidates with a change in the window the change checks read (before
+    the alert): what changed just before an incident is a lead whatever its rank, the
+    first question of any runbook; its checks then support or refute it like any other."""
+    if ctx.plan is None:
+        return set()
+    now = ctx.now()
+    return {
+        c.service
+        for c in ctx.plan.candidates
+        for e in c.evidence
+        if e.signal == "change"
+        and e.last_seen is not None
+        and now - ctx.window_s <= e.last_seen <= now
+    }
+
+
 def run_floor(
     tools: dict[str, Tool],
     ctx: ToolContext,
@@ -43,12 +60,15 @@ def run_floor(
     top_k: int,
     clock: Callable[[], float],
 ) -> int:
-    """Each top suspect's suggested checks, then past incidents on the first, until the
-    deadline; returns how many calls ran. With knowledge (`ctx.knowledge`), the checks a
+    """Each top suspect's suggested checks, and those of every suspect that changed just
+    before the alert (`released`), then past incidents on the first, until the deadline;
+    returns how many calls ran. With knowledge (`ctx.knowledge`), the checks a
     skeleton of this alert signature names run first, in its order, and those a `-` rule
     names are skipped; each item used is an event `knowledge: <id>`."""
     calls = 0
-    ranked = sink.ranked()[:top_k]
+    leads = sink.ranked()
+    changed = released(ctx)
+    ranked = leads[:top_k] + [h for h in leads[top_k:] if h.suspect in changed]
     order, avoid, used = knowledge_plan(ctx)
     events += [f"{KNOWLEDGE_EVENT}{i}" for i in used]
     for hyp in ranked:

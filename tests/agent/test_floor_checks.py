@@ -199,3 +199,30 @@ def test_a_change_of_a_service_it_calls_explains_a_callers_change(
     assert out.status == ToolStatus.SUCCESS and out.data["callees_unread"] == ["payment"]
     assert "the history of payment, which it calls, could not be read" in out.summary
     assert log.check(out, "checkout", T0, ctx.window_s) == Verdict.SUPPORTS
+
+
+def test_what_changed_before_the_alert_is_checked_whatever_its_rank(tmp_path: Path) -> None:
+    """payment's PR merged 20 min before the alert, but the plan ranks payment last: the
+    floor checks its top lead and then every candidate that changed in the window its
+    change checks read, and concludes on payment's release. A change older than that
+    window is no lead of its own."""
+    repo = monorepo(tmp_path)
+    ctx = ToolContext(repos={"payment": repo, "checkout": repo, "cart": repo}, at=T0,
+                      window_s=1800.0)  # fmt: skip
+
+    def released(at: float, service: str) -> Evidence:
+        return Evidence("change", "released", "Git", 0.0, f"Change:{service}:pr", "Active", at)
+
+    plan = Plan("checkout", [
+        Candidate("checkout", 0.6, {"blame": 0.6}, suggested_tools=("git_log",)),
+        Candidate("cart", 0.3, {"blame": 0.3}, evidence=(released(T0 - 7200, "cart"),),
+                  suggested_tools=("git_log",)),
+        Candidate("payment", 0.1, {"change": 0.1}, evidence=(released(T0 - 1200, "payment"),),
+                  suggested_tools=("git_log",)),
+    ])  # fmt: skip
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=T0)
+    ctx.alert, ctx.plan = alert, plan
+    run = Agent(AgentConfig(top_k=1)).investigate(alert, plan, ctx)
+    checked = {h.suspect for h in run.hypotheses if h.evidence}
+    assert checked == {"checkout", "payment"}  # cart changed 2 h ago: outside the window
+    assert run.conclusion == "payment"

@@ -432,6 +432,7 @@ def test_the_last_minute_supports_only_beyond_the_baselines_own_minutes(
     [
         (0.002, 0.002, Verdict.REFUTES),  # both healthy
         (0.002, 0.009, Verdict.INCONCLUSIVE),  # the last minutes moved: no refutation
+        (0.002, 0.06, Verdict.SUPPORTS),  # the last minutes saw it
         (0.06, 0.002, Verdict.SUPPORTS),  # the long window saw it
     ],
 )
