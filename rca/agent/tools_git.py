@@ -177,8 +177,7 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 def _check_show(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
     if result.status != ToolStatus.SUCCESS or result.data.get("callees_released"):
         return Verdict.INCONCLUSIVE
-    ok = now - window_s <= float(result.data["time"]) <= now
-    return Verdict.SUPPORTS if ok else Verdict.INCONCLUSIVE
+    return Verdict.SUPPORTS if result.data.get("changed_at") is not None else Verdict.INCONCLUSIVE
 
 
 def git_tools() -> list[Tool]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from stackgraph.rca.graph_query import query_stack_graph
 
-from .evidence import Verdict
+from .evidence import Verdict, optional_number
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
 ERROR_RATE_BAD = 0.05
@@ -119,7 +119,8 @@ def _run_memory(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     limit = int(args.get("limit", 5))
     found = memory_lookup(
         ctx.store, str(args["query"]), memory=ctx.memory, service=_alert_service(ctx),
-        limit=limit + 1, as_of=_num(args.get("as_of")), known_at=_num(args.get("known_at")),
+        limit=limit + 1, as_of=optional_number(args.get("as_of")),
+        known_at=optional_number(args.get("known_at")),
     )  # fmt: skip
     # This incident's own earlier episode (a re-run, a re-fire) would confirm itself.
     own = str(ctx.alert.fingerprint or "") if ctx.alert is not None else ""
@@ -135,10 +136,6 @@ def _run_memory(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         for h in hits
     ]
     return ToolResult(status, "; ".join(lines)[:2000], {"hits": hits})
-
-
-def _num(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _alert_service(ctx: ToolContext) -> str | None:

@@ -337,9 +337,7 @@ def _check_flux(result: ToolResult, suspect: str, now: float, window_s: float) -
             return Verdict.SUPPORTS
         if o["release_status"] == "failed" and (deployed is None or deployed <= now):
             return Verdict.SUPPORTS
-        if deployed is not None and now - window_s < deployed <= now:
-            return Verdict.SUPPORTS
-    return Verdict.INCONCLUSIVE
+    return Verdict.SUPPORTS if result.data.get("changed_at") is not None else Verdict.INCONCLUSIVE
 
 
 def _reachable(run: Runner) -> Runner:

@@ -29,7 +29,7 @@ from ..sources.prometheus import BUILTIN_KINDS
 from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
-from .evidence import Verdict
+from .evidence import Verdict, optional_number
 from .http_get import get_json
 from .prom_reads import finite, instant, readings
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
@@ -270,8 +270,7 @@ def _supporting(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
     """The windows whose reading supports (`_judge`): the latest only beyond the band of
     the baseline's readings over as short a span (`BAND_OF`), since one minute's reading
     wanders more than half an hour's."""
-    raw = data.get("baseline")
-    b = None if raw is None else float(raw)
+    b = optional_number(data.get("baseline"))
     signal = str(data["signal"])
     return {
         key: part
@@ -325,8 +324,7 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
         return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
-    raw = result.data.get("baseline")
-    b = None if raw is None else float(raw)
+    b = optional_number(result.data.get("baseline"))
     long_s = float(result.data.get("window_s") or window_s)
     shares = _shares(result.data, long_s)
     verdicts = {_judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}

@@ -114,4 +114,4 @@ def _claims(d: Mapping[str, Any] | None) -> Claims:
     if not d:
         return Claims()
     path, conf = d.get("path"), d.get("confidence")
-    return Claims(tuple(path) if path else None, None if conf is None else float(conf))
+    return Claims(tuple(path) if path else None, optional_number(conf))
