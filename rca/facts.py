@@ -86,6 +86,8 @@ class ProbeSeries:
     baseline: tuple[float, ...]
     alert: tuple[float, ...]
     alert_times: tuple[float, ...] = ()
+    span_s: float = 0.0
+    """The finest span one reading covers (a rate's window; 0: unknown)."""
 
     @property
     def ref(self) -> str:

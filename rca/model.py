@@ -120,6 +120,8 @@ class MetricsSource(Protocol):
     `kind` is one of "latency", "errors", "cpu", "memory", "workload", "network", "other",
     optionally qualified by a series name after a slash ("network/rx", "latency/from:web")
     when a service has several series of one kind; scorers group on the part before it.
+    Optional attributes: `source_name` (what evidence names as its source) and `span_s`
+    (the finest span one reading covers, such as a rate's window).
     """
 
     def kinds(self, service: str, start: float, end: float) -> Sequence[str]:

@@ -33,13 +33,14 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     if metrics is None:
         return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
     source = str(getattr(metrics, "source_name", type(metrics).__name__))
+    span = float(getattr(metrics, "span_s", 0.0))
     out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
     notes: list[str] = []
     names = candidate_names(facts)
     for i, name in enumerate(names):
         try:
             for kind in metrics.kinds(name, req.windows.baseline[0], req.windows.alert[1]):
-                probe = _probe(metrics, name, str(kind), req.windows)
+                probe = _probe(metrics, name, str(kind), req.windows, span)
                 if probe is not None:
                     out.setdefault(name, []).append(probe)
         except SourceUnavailable as exc:
@@ -55,7 +56,9 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
     )
 
 
-def _probe(metrics: MetricsSource, name: str, kind: str, win: Windows) -> ProbeSeries | None:
+def _probe(
+    metrics: MetricsSource, name: str, kind: str, win: Windows, span: float
+) -> ProbeSeries | None:
     """One kind of one service in both windows: baseline [b0, b1), alert [a0, a1]. One
     query covers both when they touch (the default), two when a gap lies between."""
     (a0, a1), (b0, b1) = win.alert, win.baseline
@@ -70,7 +73,7 @@ def _probe(metrics: MetricsSource, name: str, kind: str, win: Windows) -> ProbeS
         return None
     group, _, series = kind.partition("/")
     return ProbeSeries(group, series or group, tuple(base), tuple(v for _, v in alert),
-                       tuple(t for t, _ in alert))  # fmt: skip
+                       tuple(t for t, _ in alert), span)  # fmt: skip
 
 
 def _finite(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -41,6 +41,7 @@ __all__ = [
     "OUT_Z",
     "SeriesTest",
     "assess",
+    "could_show",
     "deviations",
     "out_of_band",
     "upper_half",
@@ -69,6 +70,14 @@ class SeriesTest:
     @property
     def out(self) -> bool:
         return self.effect > 0
+
+
+def could_show(changed_at: float, until: float, span: float) -> bool:
+    """Whether readings up to `until`, each `span` seconds fine, could show a change made at
+    `changed_at`: they need MIN_POINTS readings of the new version, as a level and its
+    spread do. A healthy reading taken sooner was, mostly or wholly, of the version before,
+    and judges nothing of the change."""
+    return until - changed_at >= MIN_POINTS * span
 
 
 def upper_half(values: Sequence[float]) -> float:

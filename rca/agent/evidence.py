@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..series import MIN_POINTS
+from ..series import MIN_POINTS, could_show
 
 LLM_INFERRED = "LlmInferred"
 GRAPH = "graph"
@@ -298,7 +298,7 @@ def settled(e: ToolEvidence, changed_at: float | None) -> bool:
     healthy last minute; one 5 min before is, as before."""
     if changed_at is None or e.verdict != Verdict.REFUTES or not e.resolution_s or not e.window:
         return True
-    return e.window[1] - changed_at >= MIN_POINTS * e.resolution_s
+    return could_show(changed_at, e.window[1], e.resolution_s)
 
 
 def _footprint_only(counted: Sequence[tuple[ToolEvidence, str]]) -> bool:

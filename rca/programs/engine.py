@@ -111,6 +111,7 @@ class _CountingMetrics:
     def __init__(self, inner: MetricsSource) -> None:
         self._inner = inner
         self.source_name = str(getattr(inner, "source_name", type(inner).__name__))
+        self.span_s = float(getattr(inner, "span_s", 0.0))
         self.points_read = 0
 
     def kinds(self, service: str, start: float, end: float) -> Sequence[str]:

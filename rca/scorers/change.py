@@ -5,8 +5,11 @@ it cannot be a cause). Where metrics exist, timing decides whether it counts: a 
 just before its own service's errors or latency leave their band is the classic bad change
 (decaying with ONSET_TAU_S of delay). A release whose service's health did not move, when
 the metrics could have shown it, or one after its service already misbehaved, is no
-evidence of this incident: it stays in the evidence, and does not vote. Without probes,
-presence and age alone count. Abstains when no candidate has a change.
+evidence of this incident: it stays in the evidence, and does not vote. A release too
+recent for its service's series to show it (`series.could_show`: fewer than MIN_POINTS of
+their finest span after it) was not judged by them: it counts as if its service had moved
+at the window's end, the earliest its effect could still show (a censored onset). Without
+probes, presence and age alone count. Abstains when no candidate has a change.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from collections.abc import Mapping
 from ..clock import iso
 from ..facts import Facts
 from ..model import Evidence
-from ..series import assess
+from ..series import MIN_POINTS, assess, could_show
+from .onset import resolution
 from .signal import STALE_FACTOR, Signal, votes
 from .telemetry import CALL_KINDS
 
@@ -48,6 +52,21 @@ def onsets(facts: Facts) -> dict[str, tuple[float, str]]:
     return out
 
 
+def finest(facts: Facts) -> dict[str, float]:
+    """Per service: the finest span among the series `onsets` reads, each no finer than
+    what one of its readings covers (a rate over a minute sampled every 15 s is a minute
+    fine) nor than its values change (`onset.resolution`); services whose series have none
+    known are left out."""
+    out: dict[str, float] = {}
+    for name, series in facts.probes.items():
+        spans = [
+            r for s in series if s.kind in CALL_KINDS and (r := max(resolution(s), s.span_s)) > 0
+        ]
+        if spans:
+            out[name] = min(spans)
+    return out
+
+
 def _sample_step(facts: Facts) -> float:
     """The probes' sampling step: onsets are known to a step, so a release within one step
     after an onset is not "before" it."""
@@ -67,6 +86,7 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     start, end = facts.windows.alert
     first = onsets(facts) if facts.probes else {}
     step = _sample_step(facts)
+    span = finest(facts)
     for c in sorted(facts.changes, key=lambda c: (c.service, -c.at, c.ref)):
         if c.at > end or c.at < start - CHANGE_LOOKBACK_S:
             continue
@@ -75,7 +95,13 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         effect = ""
         if facts.probes:
             seen = first.get(c.service)
-            if seen is None:
+            fine = span.get(c.service, step)
+            if seen is None and not could_show(c.at, end, fine):
+                s *= math.exp(-max(0.0, end - c.at) / ONSET_TAU_S)
+                effect = (f"; released {max(0.0, end - c.at):.0f} s before the window's end, "
+                          f"under {MIN_POINTS} x its series' {fine:.0f} s: too soon to show, "
+                          "counted as if it moved at the end")  # fmt: skip
+            elif seen is None:
                 s = 0.0
                 effect = "; its service's errors/latency did not move (no vote)"
             elif seen[0] < c.at - step:

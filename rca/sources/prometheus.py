@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 from stackgraph.config import Settings
 from stackgraph.prometheus import PrometheusClient
-from stackgraph.promql import PromQLNames, Templates, render
+from stackgraph.promql import PromQLNames, Templates, duration_s, render
 
 from ..model import EDGE_PREFIX
 
@@ -90,6 +90,11 @@ class PrometheusMetrics:
             latency_unit_s=settings.telemetry_latency_unit_s,
             extra=settings.telemetry_extra_promql,
         )
+
+    @property
+    def span_s(self) -> float:
+        """The finest span one reading covers: a rate's window, or the step if coarser."""
+        return max(self.step_s, duration_s(self.names.window))
 
     def close(self) -> None:
         self.client.close()
