@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..clock import iso
-from ..facts import Facts
+from ..facts import Facts, ProbeSeries
 from ..model import Evidence
 from ..series import MIN_POINTS, assess, could_show
 from .onset import resolution
@@ -52,19 +52,12 @@ def onsets(facts: Facts) -> dict[str, tuple[float, str]]:
     return out
 
 
-def finest(facts: Facts) -> dict[str, float]:
-    """Per service: the finest span among the series `onsets` reads, each no finer than
-    what one of its readings covers (a rate over a minute sampled every 15 s is a minute
-    fine) nor than its values change (`onset.resolution`); services whose series have none
-    known are left out."""
-    out: dict[str, float] = {}
-    for name, series in facts.probes.items():
-        spans = [
-            r for s in series if s.kind in CALL_KINDS and (r := max(resolution(s), s.span_s)) > 0
-        ]
-        if spans:
-            out[name] = min(spans)
-    return out
+def finest(series: Sequence[ProbeSeries], default: float) -> float:
+    """The finest span among the series `onsets` reads, each no finer than what one of its
+    readings covers (a rate over a minute sampled every 15 s is a minute fine) nor than its
+    values change (`onset.resolution`); `default` where none is known."""
+    spans = [r for s in series if s.kind in CALL_KINDS and (r := max(resolution(s), s.span_s)) > 0]
+    return min(spans, default=default)
 
 
 def _sample_step(facts: Facts) -> float:
@@ -86,7 +79,6 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
     start, end = facts.windows.alert
     first = onsets(facts) if facts.probes else {}
     step = _sample_step(facts)
-    span = finest(facts)
     for c in sorted(facts.changes, key=lambda c: (c.service, -c.at, c.ref)):
         if c.at > end or c.at < start - CHANGE_LOOKBACK_S:
             continue
@@ -95,7 +87,7 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         effect = ""
         if facts.probes:
             seen = first.get(c.service)
-            fine = span.get(c.service, step)
+            fine = finest(facts.probes.get(c.service, ()), step)
             if seen is None and not could_show(c.at, end, fine):
                 s *= math.exp(-max(0.0, end - c.at) / ONSET_TAU_S)
                 effect = (f"; released {max(0.0, end - c.at):.0f} s before the window's end, "
