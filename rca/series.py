@@ -1,8 +1,9 @@
 """One metric series judged against its baseline, robust to the baselines real systems give.
 
 `assess(probe)` says whether the alert window left the baseline's band (its upper or lower
-half, so one stray point is no change), how large the change is, when its first point
-left the band, and which case applied (the evidence repeats it):
+half, so one stray point is no change), how large the change is, when it left the band
+(the first point of the part of the window mostly out of it, so a spike before the fault is
+not its onset, and a burst that ended has none), and which case applied (the evidence repeats it):
 
 | case | baseline | out of band when | effect |
 |---|---|---|---|
@@ -129,6 +130,14 @@ def out_of_band(baseline: npt.ArrayLike, values: npt.ArrayLike, kind: str) -> np
     return np.asarray(up if kind in UPWARD_ONLY else up | down)
 
 
+def _sustained(out: np.ndarray) -> int | None:
+    """Where the window's out-of-band part starts: its first reading out of band from which
+    on most readings are (the upper-half rule: the part a fault holds), not a spike before
+    it. None where no such part is left: a burst that ended is no onset of what the alert,
+    firing while its cause is present, reports."""
+    return next((int(i) for i in np.nonzero(out)[0] if out[i:].mean() >= 0.5), None)
+
+
 def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> SeriesTest:
     """The verdict on one probed series (see the module docstring)."""
     base, alert = probe.baseline, probe.alert
@@ -151,13 +160,12 @@ def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> Ser
     out = out_of_band(base, alert, probe.kind)
     if not out.any():  # the halves left the band only together: the crossing is their span
         out = np.ones(len(alert), dtype=bool)
-    first = int(np.nonzero(out)[0][0])
-    if len(probe.alert_times) == len(alert):
-        onset: float | None = float(probe.alert_times[first])
-    elif window is not None:
+    first = _sustained(out)
+    onset: float | None = None
+    if first is not None and len(probe.alert_times) == len(alert):
+        onset = float(probe.alert_times[first])
+    elif first is not None and window is not None:
         onset = window[0] + first * (window[1] - window[0]) / len(alert)
-    else:
-        onset = None
     level = hi if up >= down else lo
     phrase = f"{probe.kind} {probe.name}: {med:.4g} → {level:.4g} ({case}, change {effect:.2f})"
     return SeriesTest(case, round(effect, 4), onset, phrase)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries
-from stackgraph.rca.scorers import anomaly, change, telemetry, traversal
+from stackgraph.rca.scorers import anomaly, change, onset, telemetry, traversal
 from stackgraph.rca.windows import Windows
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
@@ -125,3 +125,18 @@ def test_a_release_too_recent_for_its_series_to_show_is_not_judged_by_them() -> 
     fine = ProbeSeries("latency", "latency", FLAT, FLAT, tuple(1465.0 + 15 * i for i in range(10)))
     seen = (ChangeFact("mid", "Deploy", 1540.0, "v2"),)
     assert "mid" not in change(_facts({"mid": (fine,)}, seen), {}).scores
+
+
+def test_a_spike_before_the_fault_is_not_its_onset() -> None:
+    """mid's series spiked once at the window's start and left its band for good at 70%;
+    leaf's left it at 30% and stayed out. The fault's part of a window starts where most
+    readings after it are out of band: leaf's onset comes first, not mid's stray spike. A
+    burst that ended is no onset of what the alert reports."""
+    times = tuple(1000.0 + 60.0 * i for i in range(10))
+    spiky = ProbeSeries("latency", "latency", FLAT, (30.0,) + FLAT[1:7] + (30.0,) * 3, times)
+    early = ProbeSeries("latency", "latency", FLAT, FLAT[:3] + (30.0,) * 7, times)
+    sig = onset(_facts({"mid": (spiky,), "leaf": (early,)}), {})
+    assert sig.scores["leaf"] > sig.scores["mid"]
+    assert "left its band at 1970-01-01T00:23:40Z" in sig.evidence["mid"][0].summary
+    ended = ProbeSeries("latency", "latency", FLAT, FLAT[:2] + (30.0,) * 3 + FLAT[5:], times)
+    assert onset(_facts({"mid": (ended,)}), {}).abstained
