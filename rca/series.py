@@ -2,8 +2,9 @@
 
 `assess(probe)` says whether the alert window left the baseline's band (its upper or lower
 half, so one stray point is no change), how large the change is, when it left the band
-(the first point of the part of the window mostly out of it, so a spike before the fault is
-not its onset, and a burst that ended has none), and which case applied (the evidence repeats it):
+(the first point of the part of the window mostly out of it: a spike before the fault is
+not its onset, and a burst that ended has none), and which case applied (the evidence
+repeats it):
 
 | case | baseline | out of band when | effect |
 |---|---|---|---|
