@@ -136,7 +136,9 @@ def _sustained(out: np.ndarray) -> int | None:
     on most readings are (the upper-half rule: the part a fault holds), not a spike before
     it. None where no such part is left: a burst that ended is no onset of what the alert,
     firing while its cause is present, reports."""
-    return next((int(i) for i in np.nonzero(out)[0] if out[i:].mean() >= 0.5), None)
+    share = np.cumsum(out[::-1])[::-1] / np.arange(len(out), 0, -1)  # out of band from i on
+    starts = np.nonzero(out & (share >= 0.5))[0]
+    return int(starts[0]) if len(starts) else None
 
 
 def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> SeriesTest:
