@@ -9,7 +9,7 @@ from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
 from .evidence import EvidenceSink, Hypothesis
 from .report import signature
-from .toolbox import Tool, ToolContext
+from .toolbox import Tool, ToolContext, recent
 from .tools_graph import alert_query
 
 KNOWLEDGE_EVENT = "knowledge: "
@@ -47,7 +47,7 @@ def released(ctx: ToolContext) -> set[str]:
         for e in c.evidence
         if e.signal == "change"
         and e.last_seen is not None
-        and now - ctx.window_s <= e.last_seen <= now
+        and recent(e.last_seen, now, ctx.window_s)
     }
 
 
@@ -90,9 +90,9 @@ def run_floor(
                 run_check(tool, args, ctx, sink)
                 calls += 1
             if name == "git_log" and "git_show" in tools:
-                recent = _recent_commit(hyp)
-                if recent:
-                    show = {"service": hyp.suspect, "sha": recent}
+                sha = _recent_commit(hyp)
+                if sha:
+                    show = {"service": hyp.suspect, "sha": sha}
                     run_check(tools["git_show"], show, ctx, sink)
                     calls += 1
     if ranked and ctx.memory is not None and "memory_lookup" in tools:

@@ -107,6 +107,12 @@ class ToolContext:
         return time.time()
 
 
+def recent(t: float, now: float, window_s: float) -> bool:
+    """Whether `t` falls in the window the change checks read: the `window_s` before the
+    alert time `now`, the alert included."""
+    return now - window_s <= t <= now
+
+
 Runner = Callable[[ToolContext, Mapping[str, Any]], ToolResult]
 Check = Callable[[ToolResult, str, float, float], Verdict]
 """(result, suspect service, alert time, window seconds) → verdict; deterministic."""

@@ -20,7 +20,15 @@ from typing import Any
 
 from .downstream import callees
 from .evidence import Verdict
-from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+from .toolbox import (
+    Prerequisite,
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolStatus,
+    recent,
+    service_param,
+)
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _SEP = "\x1f"
@@ -120,18 +128,18 @@ def _run_log(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     where = _where(repo, path)
     if not commits:
         return ToolResult(ToolStatus.NO_DATA, f"no commits in {where} before the alert")
-    recent = [c for c in commits if now - ctx.window_s <= c["time"] <= now]
+    fresh = [c for c in commits if recent(c["time"], now, ctx.window_s)]
     text = "; ".join(
         f"{c['sha'][:10]} {int((now - c['time']) // 60)} min before the alert: {c['subject']}"
         for c in commits[:5]
     )
-    rivals, unread = callees_released(ctx, service, repo, now) if recent else ([], [])
-    data = {"commits": commits, "recent": recent, "repo": repo.name, "path": path,
+    rivals, unread = callees_released(ctx, service, repo, now) if fresh else ([], [])
+    data = {"commits": commits, "recent": fresh, "repo": repo.name, "path": path,
             "callees_released": rivals, "callees_unread": unread,
-            "changed_at": max((c["time"] for c in recent), default=None)}  # fmt: skip
+            "changed_at": max((c["time"] for c in fresh), default=None)}  # fmt: skip
     return ToolResult(
         ToolStatus.SUCCESS,
-        f"{len(recent)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
+        f"{len(fresh)} commit(s) to {where} within {int(ctx.window_s // 60)} min of the "
         f"alert; {text}{_also_released(rivals, unread)}",
         data,
     )
@@ -162,7 +170,7 @@ def _run_show(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                           f"{full[:10]} {subject}: changes nothing in {_where(repo, path)}",
                           data)  # fmt: skip
     now = ctx.now()
-    in_window = now - ctx.window_s <= float(ts) <= now
+    in_window = recent(float(ts), now, ctx.window_s)
     rivals, unread = callees_released(ctx, service, repo, now) if in_window else ([], [])
     data.update(
         callees_released=rivals, callees_unread=unread, changed_at=float(ts) if in_window else None

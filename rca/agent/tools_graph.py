@@ -9,7 +9,15 @@ from typing import Any
 from stackgraph.rca.graph_query import query_stack_graph
 
 from .evidence import Verdict, optional_number
-from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
+from .toolbox import (
+    Prerequisite,
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolStatus,
+    recent,
+    service_param,
+)
 
 ERROR_RATE_BAD = 0.05
 ERROR_RATE_OK = 0.01
@@ -71,7 +79,7 @@ def _check_graph(result: ToolResult, suspect: str, now: float, window_s: float) 
             t["type"] == "DEPLOYED"
             and t["dst"] == suspect
             and isinstance(deployed, int | float)
-            and now - window_s <= float(deployed) <= now
+            and recent(float(deployed), now, window_s)
         ):
             return Verdict.SUPPORTS
     if measured and all(

@@ -30,6 +30,7 @@ from .toolbox import (
     ToolContext,
     ToolResult,
     ToolStatus,
+    recent,
     service_param,
 )
 
@@ -320,7 +321,7 @@ def _run_flux(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     deployed = [
         t
         for t in (f["last_deployed"] for f in found)
-        if t is not None and now - ctx.window_s < t <= now
+        if t is not None and recent(t, now, ctx.window_s)
     ]
     return ToolResult(ToolStatus.SUCCESS, text,
                       {"objects": found, "changed_at": max(deployed, default=None)})  # fmt: skip

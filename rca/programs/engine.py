@@ -111,8 +111,13 @@ class _CountingMetrics:
     def __init__(self, inner: MetricsSource) -> None:
         self._inner = inner
         self.source_name = str(getattr(inner, "source_name", type(inner).__name__))
-        self.span_s = float(getattr(inner, "span_s", 0.0))
         self.points_read = 0
+
+    def __getattr__(self, name: str) -> Any:
+        """The source's optional attributes (`MetricsSource`), as the source has them."""
+        if name.startswith("_"):  # not yet set (a copy in the making): no recursion
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
     def kinds(self, service: str, start: float, end: float) -> Sequence[str]:
         return self._inner.kinds(service, start, end)

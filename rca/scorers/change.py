@@ -89,8 +89,8 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             seen = first.get(c.service)
             fine = finest(facts.probes.get(c.service, ()), step)
             if seen is None and not could_show(c.at, end, fine):
-                s *= math.exp(-max(0.0, end - c.at) / ONSET_TAU_S)
-                effect = (f"; released {max(0.0, end - c.at):.0f} s before the window's end, "
+                s *= math.exp(-(end - c.at) / ONSET_TAU_S)
+                effect = (f"; released {end - c.at:.0f} s before the window's end, "
                           f"under {MIN_POINTS} x its series' {fine:.0f} s: too soon to show, "
                           "counted as if it moved at the end")  # fmt: skip
             elif seen is None:
