@@ -20,15 +20,7 @@ from typing import Any
 
 from .downstream import callees
 from .evidence import Verdict
-from .toolbox import (
-    Prerequisite,
-    Tool,
-    ToolContext,
-    ToolResult,
-    ToolStatus,
-    recent,
-    service_param,
-)
+from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, recent, service_param
 
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _SEP = "\x1f"

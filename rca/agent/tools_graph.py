@@ -9,15 +9,7 @@ from typing import Any
 from stackgraph.rca.graph_query import query_stack_graph
 
 from .evidence import Verdict, optional_number
-from .toolbox import (
-    Prerequisite,
-    Tool,
-    ToolContext,
-    ToolResult,
-    ToolStatus,
-    recent,
-    service_param,
-)
+from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, recent, service_param
 
 ERROR_RATE_BAD = 0.05
 ERROR_RATE_OK = 0.01
