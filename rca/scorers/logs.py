@@ -7,8 +7,11 @@ Per candidate, over its own log lines (`Facts.logs`):
   rare events are Poisson: the burst is out when P(X >= count) < OUT_P under the baseline
   rate scaled to the alert window (the baseline count plus one half, Jeffreys' estimate,
   so a baseline without a single error line still gives a finite rate);
-- **new templates**: lines whose template (drain3, mined on the baseline's lines with the
-  library's defaults) the baseline never showed. Some are new in any window (a baseline is
+- **new templates**: lines whose template the baseline never showed. A line's template is
+  the log statement that wrote it: its caller site where the line names one (`site`:
+  logback's `Class#line`, `file.go:42`), since a statement is its place in the code and
+  two statements' lines can read alike; else its drain3 cluster, mined on the baseline's
+  lines with the library's defaults. Some are new in any window (a baseline is
   a sample of what a service logs), so the usual share of them is measured, not assumed:
   the baseline's second half against templates mined on its first half (a held-out
   estimate; it sees less than the full baseline, so it errs toward "usual"). Novelty is a
@@ -36,6 +39,7 @@ line in either window.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -84,47 +88,84 @@ def share_surprise(count: int, lines: int, base_count: int, base_lines: int) -> 
     return -math.log10(max(float(binom.sf(count - 1, lines, share)), 1e-300))
 
 
+_SITE = re.compile(
+    r"(?<![\w.$])((?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*"
+    r"(?:#|\.(?:java|kt|scala|groovy|go|py|rb|js|ts|php|cs|rs|c|cc|cpp|h):)\d+)\b"
+)
+"""A caller site as loggers print it: `Class#line` (logback's `%C{1}#%L`) or `file.ext:line`
+for a source file's extension (so `host:8080` is not one)."""
+
+
+def site(text: str) -> str | None:
+    """The caller site a log line names, if it names one."""
+    m = _SITE.search(text)
+    return m.group(1) if m else None
+
+
 @dataclass(frozen=True)
 class Templates:
-    """A service's lines by drain3 template, mined on its baseline."""
+    """A service's lines by template (module docstring), learned on its baseline."""
 
     new: list[LogLine]
     """Alert lines whose template no baseline line has."""
     usual: list[LogLine]
     """Baseline lines from its middle on whose template no line before it has."""
-    base: Counter[int]
+    base: Counter[str]
     """Baseline lines per template, error-level lines left out."""
-    alert: Counter[int]
+    alert: Counter[str]
     """Alert lines per template the baseline showed, error-level lines left out."""
-    names: dict[int, str]
+    names: dict[str, str]
+
+
+class _Miner:
+    """Templates by caller site where a line names one, else by drain3 cluster."""
+
+    def __init__(self) -> None:
+        config = TemplateMinerConfig()
+        config.profiling_enabled = False
+        self.drain = TemplateMiner(config=config)
+        self.sites: set[str] = set()
+
+    def add(self, x: LogLine) -> str:
+        if (at := site(x.text)) is not None:
+            self.sites.add(at)
+            return f"at {at}"
+        return f"drain {self.drain.add_log_message(x.text)['cluster_id']}"
+
+    def match(self, x: LogLine) -> str | None:
+        if (at := site(x.text)) is not None:
+            return f"at {at}" if at in self.sites else None
+        cluster = self.drain.match(x.text)
+        return None if cluster is None else f"drain {cluster.cluster_id}"
+
+    def names(self) -> dict[str, str]:
+        drained = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
+        return drained | {f"at {at}": at for at in self.sites}
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
     """One miner, fed the baseline's halves (before and from `mid`) in turn, then matching
     the alert window's lines."""
-    config = TemplateMinerConfig()
-    config.profiling_enabled = False
-    miner = TemplateMiner(config=config)
+    miner = _Miner()
     first = [x for x in base if mid is None or x.t < mid]
     second = [x for x in base if mid is not None and x.t >= mid]
-    ids = [int(miner.add_log_message(x.text)["cluster_id"]) for x in first]
-    usual = [x for x in second if miner.match(x.text) is None]
-    ids += [int(miner.add_log_message(x.text)["cluster_id"]) for x in second]
+    ids = [miner.add(x) for x in first]
+    usual = [x for x in second if miner.match(x) is None]
+    ids += [miner.add(x) for x in second]
     counts = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
                      if x.level not in ERROR_LEVELS)  # fmt: skip
     new: list[LogLine] = []
-    seen: Counter[int] = Counter()
+    seen: Counter[str] = Counter()
     for x in alert:
-        cluster = miner.match(x.text)
-        if cluster is None:
+        key = miner.match(x)
+        if key is None:
             new.append(x)
         elif x.level not in ERROR_LEVELS:
-            seen[cluster.cluster_id] += 1
-    names = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
-    return Templates(new, usual, counts, seen, names)
+            seen[key] += 1
+    return Templates(new, usual, counts, seen, miner.names())
 
 
-def dropped(t: Templates) -> tuple[float, int | None]:
+def dropped(t: Templates) -> tuple[float, str | None]:
     """The strongest fall of a template's share of the service's lines, as -log10 of its
     binomial lower tail (the baseline's share by Jeffreys' estimate), Bonferroni-corrected
     over the templates tested; (0, None) when the alert window has no line to share."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -14,7 +15,7 @@ from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
 from stackgraph.rca.facts import EdgeFact, Facts
 from stackgraph.rca.model import LogLine
-from stackgraph.rca.scorers.logs import dropped, logs, mine, share_surprise, surprise
+from stackgraph.rca.scorers.logs import OUT_P, dropped, logs, mine, share_surprise, surprise
 from stackgraph.rca.sources import FileLogs, LokiLogs
 from stackgraph.rca.sources.logs import level_of
 from stackgraph.rca.windows import Windows
@@ -202,3 +203,22 @@ def test_a_template_that_fell_silent_votes_a_fall_in_load_does_not() -> None:
     assert any("a code path that stopped running" in e.summary for e in sig.evidence["broken"])
     t = mine(base, served(T0, 10, 12.0), mid=T0 - 300)
     assert dropped(t)[0] < 1 and sum(t.base.values()) == 400  # the error lines left out
+
+
+def test_a_statement_is_its_caller_site_when_lines_read_alike() -> None:
+    """Two logback statements whose lines differ only in their numbers are one drain3
+    template; where the lines name their caller site, the one that fell silent is found
+    (Train Ticket's exception faults stop a method between two such statements)."""
+
+    def served(t0: float, n: int, thrown: bool = False, at: str = "#") -> list[LogLine]:
+        lines = (366,) if thrown else (366, 372)
+        return [_line(t0 + 3 * i + k, f"18:26:03.273 INFO  t.s.TravelServiceImpl{at}{line} "
+                      f"TraceID: {i:032x} [getTickets][calculate time: {i % 7} ms]")
+                for i in range(n) for k, line in enumerate(lines)]  # fmt: skip
+
+    t = mine(served(T0 - 600, 100), served(T0, 40, thrown=True), mid=T0 - 300)
+    assert set(t.base) == {"at t.s.TravelServiceImpl#366", "at t.s.TravelServiceImpl#372"}
+    s, k = dropped(t)
+    assert k == "at t.s.TravelServiceImpl#372" and s > 10
+    t = mine(served(T0 - 600, 100, at=" line "), served(T0, 40, True, " line "), T0 - 300)
+    assert len(t.base) == 1 and dropped(t)[0] < -math.log10(OUT_P)  # no site: one template
