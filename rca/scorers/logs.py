@@ -27,13 +27,14 @@ Per candidate, over its own log lines (`Facts.logs`):
   the binomial lower tail, Bonferroni-corrected over the service's templates; error-level
   lines are left out (fewer errors is no fault). Judged with the new templates.
 
-The vote is the larger surprise, -log10 of the tail probability, beyond the largest of the
-services it calls (the frontier rule of `telemetry` and `traversal`, and of the agent's
-`loki_query`): a caller of a failing service logs the failures it gets back, so where a
-callee burst as strongly, the caller's burst is the callee's seen through it, and it keeps
-only its own part. A candidate without a line in the baseline window gets no verdict (a
-burst is only a burst against something); the scorer abstains when no candidate has a log
-line in either window.
+Each test looks at the whole alert window and at its second half, the part just before the
+alert (`LOOKS`), and keeps the stronger look. The vote is the larger surprise, -log10 of the
+tail probability, beyond the largest of the services it calls (the frontier rule of
+`telemetry` and `traversal`, and of the agent's `loki_query`): a caller of a failing service
+logs the failures it gets back, so where a callee burst as strongly, the caller's burst is
+the callee's seen through it, and it keeps only its own part. A candidate without a line in
+the baseline window gets no verdict (a burst is only a burst against something); the scorer
+abstains when no candidate has a log line in either window.
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ OUT_P = 0.00135
 JEFFREYS = 0.5
 """Added to a count: Jeffreys' estimate of a Poisson rate, and of a share (then twice to
 its total: the mean of the Beta(1/2, 1/2) posterior)."""
+LOOKS = ((1.0, "the alert window"), (0.5, "its second half"))
+"""The window, and the part of it just before the alert: an alert fires while its cause is
+present, which may have begun anywhere in the window, and a cause present for half of it
+is judged on that half, as a series' effect is on the window's upper half (`rca.series`).
+Each test takes the stronger look, its tail Bonferroni-corrected for the two."""
 MIN_BASELINE_LINES = 20
 """Fewer lines are too few to say which templates are usual."""
 ERROR_LEVELS = ("ERROR", "FATAL")
@@ -117,52 +123,54 @@ class Templates:
     names: dict[str, str]
 
 
-class _Miner:
-    """Templates by caller site where a line names one, else by drain3 cluster."""
+class Learned:
+    """A service's baseline lines by template: by caller site where a line names one, else
+    by drain3 cluster; fed the baseline's halves (before and from `mid`) in turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: Sequence[LogLine], mid: float | None = None) -> None:
         config = TemplateMinerConfig()
         config.profiling_enabled = False
         self.drain = TemplateMiner(config=config)
         self.sites: set[str] = set()
+        first = [x for x in base if mid is None or x.t < mid]
+        second = [x for x in base if mid is not None and x.t >= mid]
+        ids = [self._add(x) for x in first]
+        self.usual = [x for x in second if self._match(x) is None]
+        """Baseline lines from its middle on whose template no line before it has."""
+        ids += [self._add(x) for x in second]
+        self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
+                            if x.level not in ERROR_LEVELS)  # fmt: skip
 
-    def add(self, x: LogLine) -> str:
+    def _add(self, x: LogLine) -> str:
         if (at := site(x.text)) is not None:
             self.sites.add(at)
             return f"at {at}"
         return f"drain {self.drain.add_log_message(x.text)['cluster_id']}"
 
-    def match(self, x: LogLine) -> str | None:
+    def _match(self, x: LogLine) -> str | None:
         if (at := site(x.text)) is not None:
             return f"at {at}" if at in self.sites else None
         cluster = self.drain.match(x.text)
         return None if cluster is None else f"drain {cluster.cluster_id}"
 
-    def names(self) -> dict[str, str]:
-        drained = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
-        return drained | {f"at {at}": at for at in self.sites}
+    def templates(self, alert: Sequence[LogLine]) -> Templates:
+        """The alert lines matched against the baseline's templates."""
+        new: list[LogLine] = []
+        seen: Counter[str] = Counter()
+        for x in alert:
+            key = self._match(x)
+            if key is None:
+                new.append(x)
+            elif x.level not in ERROR_LEVELS:
+                seen[key] += 1
+        names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
+        names |= {f"at {at}": at for at in self.sites}
+        return Templates(new, self.usual, self.base, seen, names)
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
-    """One miner, fed the baseline's halves (before and from `mid`) in turn, then matching
-    the alert window's lines."""
-    miner = _Miner()
-    first = [x for x in base if mid is None or x.t < mid]
-    second = [x for x in base if mid is not None and x.t >= mid]
-    ids = [miner.add(x) for x in first]
-    usual = [x for x in second if miner.match(x) is None]
-    ids += [miner.add(x) for x in second]
-    counts = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
-                     if x.level not in ERROR_LEVELS)  # fmt: skip
-    new: list[LogLine] = []
-    seen: Counter[str] = Counter()
-    for x in alert:
-        key = miner.match(x)
-        if key is None:
-            new.append(x)
-        elif x.level not in ERROR_LEVELS:
-            seen[key] += 1
-    return Templates(new, usual, counts, seen, miner.names())
+    """One look at the alert lines against templates learned on `base`."""
+    return Learned(base, mid).templates(alert)
 
 
 def dropped(t: Templates) -> tuple[float, str | None]:
@@ -183,33 +191,46 @@ def dropped(t: Templates) -> tuple[float, str | None]:
 def _bursts(
     base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows
 ) -> list[tuple[float, str]]:
-    """Each out-of-band burst of a service's lines, (surprise, why)."""
+    """Each out-of-band burst of a service's lines, (surprise, why): per test, the stronger
+    of the window's looks (`LOOKS`)."""
     (a0, a1), (b0, b1) = windows.alert, windows.baseline
-    span_a, span_b = a1 - a0, b1 - b0
+    mid = b0 + (b1 - b0) / 2
+    learned = Learned(base, mid) if len(base) >= MIN_BASELINE_LINES else None
+    held = sum(1 for x in base if x.t >= mid)
+    best: dict[str, tuple[float, str]] = {}
+    for share, where in LOOKS:
+        start = a1 - share * (a1 - a0)
+        lines = [x for x in alert if x.t >= start]
+        for test, s, why in _look(base, lines, a1 - start, b1 - b0, learned, held):
+            s -= math.log10(len(LOOKS))
+            if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
+                best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
+    return list(best.values())
+
+
+def _look(
+    base: Sequence[LogLine], alert: Sequence[LogLine], span_a: float, span_b: float,
+    learned: Learned | None, held: int,
+) -> list[tuple[str, float, str]]:  # fmt: skip
+    """Each test on one look at the window, (test, surprise, why)."""
     errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
     errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
-    found: list[tuple[float, str]] = []
-    s = surprise(errs_a, errs_b, span_a, span_b)
-    if s >= -math.log10(OUT_P):
-        found.append((s, f"{errs_a} error line(s) in the alert window, {errs_b} in the "
-                         f"baseline ({len(base)} line(s)): surprise {s:.1f}"))  # fmt: skip
-    if len(base) >= MIN_BASELINE_LINES:
-        mid = b0 + span_b / 2
-        t = mine(base, alert, mid=mid)
-        held = sum(1 for x in base if x.t >= mid)
-        s = share_surprise(len(t.new), len(alert), len(t.usual), held) if held else 0.0
-        if s >= -math.log10(OUT_P):
-            found.append((s, f"{len(t.new)} of {len(alert)} line(s) of templates the "
-                             f"baseline never showed (its second half: {len(t.usual)} of "
-                             f"{held} new to its first), e.g. {t.new[0].text[:120]!r}: "
-                             f"surprise {s:.1f}"))  # fmt: skip
-        s, k = dropped(t)
-        if k is not None and s >= -math.log10(OUT_P):
-            n_b, n_a = sum(t.base.values()), sum(t.alert.values())
-            found.append((s, f"{t.alert.get(k, 0)} of {n_a} line(s) of the template "
-                             f"{t.names[k][:120]!r}, {t.base[k]} of {n_b} in the baseline: "
-                             f"a code path that stopped running, surprise {s:.1f} "
-                             f"(over {len(t.base)} templates)"))  # fmt: skip
+    why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
+    found = [("errors", surprise(errs_a, errs_b, span_a, span_b), why)]
+    if learned is None:
+        return found
+    t = learned.templates(alert)
+    if held and t.new:
+        found.append(("new", share_surprise(len(t.new), len(alert), len(t.usual), held),
+                      f"{len(t.new)} of {len(alert)} line(s) of templates the baseline never "
+                      f"showed (its second half: {len(t.usual)} of {held} new to its first), "
+                      f"e.g. {t.new[0].text[:120]!r}"))  # fmt: skip
+    s, k = dropped(t)
+    if k is not None:
+        n_b, n_a = sum(t.base.values()), sum(t.alert.values())
+        found.append(("dropped", s, f"{t.alert.get(k, 0)} of {n_a} line(s) of the template "
+                      f"{t.names[k][:120]!r}, {t.base[k]} of {n_b} in the baseline (over "
+                      f"{len(t.base)} templates): a code path that stopped running"))  # fmt: skip
     return found
 
 

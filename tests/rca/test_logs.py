@@ -109,6 +109,24 @@ def test_an_error_burst_and_new_templates_vote_a_quiet_service_does_not() -> Non
     assert logs(Facts(anchor="a", windows=facts.windows), {}).abstained
 
 
+def test_a_burst_that_began_late_in_the_window_is_judged_on_that_part() -> None:
+    """Errors at the baseline's rate for half the window, then a burst up to the alert: over
+    the whole window it is within chance, over its second half it is not."""
+    windows = Windows((T0, T0 + 300), (T0 - 1200, T0))
+
+    def errors(t0: float, n: int, every: float) -> tuple[LogLine, ...]:
+        return tuple(_line(t0 + every * i, f"timeout {i}", "ERROR") for i in range(n))
+
+    base = errors(T0 - 1200, 40, 30.0)
+    late = errors(T0 + 150, 20, 7.0)
+    sig = logs(Facts(anchor="a", windows=windows, logs={"late": (base, late)}), {})
+    assert "late" in sig.scores
+    assert any("20 error line(s)" in e.summary and "second half" in e.summary
+               for e in sig.evidence["late"])  # fmt: skip
+    whole = surprise(20, 40, 300, 1200) - math.log10(2)
+    assert whole < -math.log10(OUT_P)  # the whole window alone would not vote
+
+
 def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
     """A service that always logs never-seen lines (one-off messages): its baseline's second
     half holds as many new ones as the alert window, so they are no burst."""
