@@ -42,13 +42,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from drain3 import TemplateMiner
 from drain3.template_miner_config import TemplateMinerConfig
-from scipy.stats import binom, poisson
+from scipy.special import bdtr, bdtrc, pdtrc
 
 from ..facts import Facts
 from ..model import Evidence, LogLine
@@ -75,7 +75,7 @@ def surprise(count: int, baseline: int, span_a: float, span_b: float) -> float:
     if count <= 0 or span_a <= 0 or span_b <= 0:
         return 0.0
     rate = (baseline + JEFFREYS) / span_b * span_a
-    p = float(poisson.sf(count - 1, rate))
+    p = float(pdtrc(count - 1, rate))  # P(X >= count): scipy.stats' sf, without its overhead
     return -math.log10(max(p, 1e-300))
 
 
@@ -91,7 +91,7 @@ def share_surprise(count: int, lines: int, base_count: int, base_lines: int) -> 
     if count <= 0 or lines <= 0:
         return 0.0
     share = jeffreys_share(base_count, base_lines)
-    return -math.log10(max(float(binom.sf(count - 1, lines, share)), 1e-300))
+    return -math.log10(max(float(bdtrc(count - 1, lines, share)), 1e-300))
 
 
 _SITE = re.compile(
@@ -134,31 +134,35 @@ class Learned:
         self.sites: set[str] = set()
         first = [x for x in base if mid is None or x.t < mid]
         second = [x for x in base if mid is not None and x.t >= mid]
-        ids = [self._add(x) for x in first]
-        self.usual = [x for x in second if self._match(x) is None]
+        ids = [self._add(x, site(x.text)) for x in first]
+        at2 = [site(x.text) for x in second]
+        self.usual = [x for x, at in zip(second, at2, strict=True) if self._match(x, at) is None]
         """Baseline lines from its middle on whose template no line before it has."""
-        ids += [self._add(x) for x in second]
+        ids += [self._add(x, at) for x, at in zip(second, at2, strict=True)]
         self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
                             if x.level not in ERROR_LEVELS)  # fmt: skip
 
-    def _add(self, x: LogLine) -> str:
-        if (at := site(x.text)) is not None:
+    def _add(self, x: LogLine, at: str | None) -> str:
+        if at is not None:
             self.sites.add(at)
             return f"at {at}"
         return f"drain {self.drain.add_log_message(x.text)['cluster_id']}"
 
-    def _match(self, x: LogLine) -> str | None:
-        if (at := site(x.text)) is not None:
+    def _match(self, x: LogLine, at: str | None) -> str | None:
+        if at is not None:
             return f"at {at}" if at in self.sites else None
         cluster = self.drain.match(x.text)
         return None if cluster is None else f"drain {cluster.cluster_id}"
 
-    def templates(self, alert: Sequence[LogLine]) -> Templates:
-        """The alert lines matched against the baseline's templates."""
+    def keyed(self, alert: Sequence[LogLine]) -> list[tuple[LogLine, str | None]]:
+        """Each alert line with its template (None: one the baseline never showed)."""
+        return [(x, self._match(x, site(x.text))) for x in alert]
+
+    def templates(self, keyed: Iterable[tuple[LogLine, str | None]]) -> Templates:
+        """Keyed alert lines (`keyed`) counted against the baseline's templates."""
         new: list[LogLine] = []
         seen: Counter[str] = Counter()
-        for x in alert:
-            key = self._match(x)
+        for x, key in keyed:
             if key is None:
                 new.append(x)
             elif x.level not in ERROR_LEVELS:
@@ -170,7 +174,8 @@ class Learned:
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
     """One look at the alert lines against templates learned on `base`."""
-    return Learned(base, mid).templates(alert)
+    learned = Learned(base, mid)
+    return learned.templates(learned.keyed(alert))
 
 
 def dropped(t: Templates) -> tuple[float, str | None]:
@@ -182,7 +187,7 @@ def dropped(t: Templates) -> tuple[float, str | None]:
         return 0.0, None
     ids = list(t.base)
     share = jeffreys_share(np.array([t.base[k] for k in ids]), n_b)
-    tail = binom.cdf(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
+    tail = bdtr(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
     i = int(np.argmin(tail))
     s = -math.log10(max(min(1.0, len(ids) * float(tail[i])), 1e-300))
     return (s, ids[i]) if s > 0 else (0.0, None)
@@ -196,12 +201,14 @@ def _bursts(
     (a0, a1), (b0, b1) = windows.alert, windows.baseline
     mid = b0 + (b1 - b0) / 2
     learned = Learned(base, mid) if len(base) >= MIN_BASELINE_LINES else None
+    keyed = learned.keyed(alert) if learned else []
     held = sum(1 for x in base if x.t >= mid)
     best: dict[str, tuple[float, str]] = {}
     for share, where in LOOKS:
         start = a1 - share * (a1 - a0)
         lines = [x for x in alert if x.t >= start]
-        for test, s, why in _look(base, lines, a1 - start, b1 - b0, learned, held):
+        t = learned.templates(k for k in keyed if k[0].t >= start) if learned else None
+        for test, s, why in _look(base, lines, a1 - start, b1 - b0, t, held):
             s -= math.log10(len(LOOKS))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
                 best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
@@ -210,16 +217,15 @@ def _bursts(
 
 def _look(
     base: Sequence[LogLine], alert: Sequence[LogLine], span_a: float, span_b: float,
-    learned: Learned | None, held: int,
+    t: Templates | None, held: int,
 ) -> list[tuple[str, float, str]]:  # fmt: skip
     """Each test on one look at the window, (test, surprise, why)."""
     errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
     errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
     why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
     found = [("errors", surprise(errs_a, errs_b, span_a, span_b), why)]
-    if learned is None:
+    if t is None:
         return found
-    t = learned.templates(alert)
     if held and t.new:
         found.append(("new", share_surprise(len(t.new), len(alert), len(t.usual), held),
                       f"{len(t.new)} of {len(alert)} line(s) of templates the baseline never "

@@ -44,11 +44,11 @@ from ..facts import Facts
 from ..model import Evidence
 from ..series import DOUBLING, ERROR_HALF, relative_change
 from .blame import personalised_pagerank
+from .logs import ERROR_LEVELS
 from .signal import Signal, all_nodes, votes
 
 MIN_SPANS = 20
 """A p99 over fewer spans is the slowest one, not a tail."""
-ERROR_LEVELS = ("ERROR", "FATAL")
 
 
 def _failed_ids(facts: Facts) -> set[tuple[str, str]]:
