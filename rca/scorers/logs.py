@@ -8,18 +8,18 @@ Per candidate, over its own log lines (`Facts.logs`):
   rate scaled to the alert window (the baseline count plus one half, Jeffreys' estimate,
   so a baseline without a single error line still gives a finite rate);
 - **new templates**: lines whose template the baseline never showed. A line's template is
-  the log statement that wrote it: its caller site where the line names one (`site`:
-  logback's `Class#line`, `file.go:42`), since a statement is its place in the code and
-  two statements' lines can read alike; else its drain3 cluster, mined on the baseline's
-  lines with the library's defaults. Some are new in any window (a baseline is
-  a sample of what a service logs), so the usual share of them is measured, not assumed:
-  the baseline's second half against templates mined on its first half (a held-out
+  the log statement that wrote it: its caller site where the line names one (`site`: a
+  dotted class and line, `t.s.TravelServiceImpl#366`, or `file.go:42`), since a statement is
+  its place in the code and two statements' lines can read alike; else its drain3 cluster,
+  mined on the baseline's lines with the library's defaults. Some are new in any window (a
+  baseline is a sample of what a service logs), so the usual share of them is measured, not
+  assumed: the baseline's second half against templates mined on its first half (a held-out
   estimate; it sees less than the full baseline, so it errs toward "usual"). Novelty is a
   property of a line, so the unit is the line, not the second: the alert window's count is
   the binomial upper tail among its lines under that share (Jeffreys' estimate), and a
   service writing twice the lines writes twice the new ones. Judged only when the baseline
-  has MIN_BASELINE_LINES lines to mine and its second half has lines to hold out (a half
-  the source recorded nothing of estimates nothing);
+  has MIN_BASELINE_LINES lines to mine and its second half has lines to hold out (a half the
+  source recorded nothing of estimates nothing);
 - **dropped templates**: a code path that stops running stops writing its lines (an
   exception thrown between two log statements leaves the first and silences the second).
   Per template the baseline showed, its share of the service's lines in the alert window
@@ -95,11 +95,13 @@ def share_surprise(count: int, lines: int, base_count: int, base_lines: int) -> 
 
 
 _SITE = re.compile(
-    r"(?<![\w.$])((?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*"
-    r"(?:#|\.(?:java|kt|scala|groovy|go|py|rb|js|ts|php|cs|rs|c|cc|cpp|h):)\d+)\b"
+    r"(?<![\w.$])((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*#\d+"
+    r"|[A-Za-z_$][\w$.]*\.(?:java|kt|scala|groovy|go|py|rb|js|ts|php|cs|rs|c|cc|cpp|h):\d+)\b"
 )
-"""A caller site as loggers print it: `Class#line` (logback's `%C{1}#%L`) or `file.ext:line`
-for a source file's extension (so `host:8080` is not one)."""
+"""A caller site as loggers print it: a dotted class and its line (logback's `%logger#%line`,
+`t.s.TravelServiceImpl#366`), or a source file and its line (`handler.go:42`, `views.py:88`).
+The dot keeps an id (`worker#3`, `Order#1234`) from reading as one, and the file's extension
+a `host:8080`."""
 
 
 def site(text: str) -> str | None:

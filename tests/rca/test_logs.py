@@ -15,7 +15,15 @@ from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
 from stackgraph.rca.facts import EdgeFact, Facts
 from stackgraph.rca.model import LogLine
-from stackgraph.rca.scorers.logs import OUT_P, dropped, logs, mine, share_surprise, surprise
+from stackgraph.rca.scorers.logs import (
+    OUT_P,
+    dropped,
+    logs,
+    mine,
+    share_surprise,
+    site,
+    surprise,
+)
 from stackgraph.rca.sources import FileLogs, LokiLogs
 from stackgraph.rca.sources.logs import level_of
 from stackgraph.rca.windows import Windows
@@ -221,6 +229,24 @@ def test_a_template_that_fell_silent_votes_a_fall_in_load_does_not() -> None:
     assert any("a code path that stopped running" in e.summary for e in sig.evidence["broken"])
     t = mine(base, served(T0, 10, 12.0), mid=T0 - 300)
     assert dropped(t)[0] < 1 and sum(t.base.values()) == 400  # the error lines left out
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("18:26:03.273 INFO  t.s.TravelServiceImpl#366 TraceID: 90ac [getTickets]",
+         "t.s.TravelServiceImpl#366"),
+        ("ts=1 level=info caller=server/handler.go:42 msg=served", "handler.go:42"),
+        ("2026-01-01 10:00:00,120 views.py:88 ERROR boom", "views.py:88"),
+        ("worker#3 picked up Order#1234", None),  # ids, not a dotted class
+        ("dial tcp redis.default.svc:6379: connection refused", None),  # a host, not a file
+        ("done at 12:46:52, PR #17", None),
+    ],
+)  # fmt: skip
+def test_a_caller_site_is_a_dotted_class_or_a_source_file_and_its_line(
+    text: str, at: str | None
+) -> None:
+    assert site(text) == at
 
 
 def test_a_statement_is_its_caller_site_when_lines_read_alike() -> None:
