@@ -7,8 +7,9 @@ just before its own service's errors or latency leave their band is the classic 
 the metrics could have shown it, or one after its service already misbehaved, is no
 evidence of this incident: it stays in the evidence, and does not vote. A release too
 recent for its service's series to show it (`series.could_show`: fewer than MIN_POINTS of
-their finest span after it) was not judged by them: it counts as if its service had moved
-at the window's end, the earliest its effect could still show (a censored onset). Without
+their finest span after it) was not judged by them: its onset is censored, known only to
+lie after the window's end, and it counts at the timing weight's expectation past that
+point (`CENSORED`), below a release whose service visibly moved as soon after it. Without
 probes, presence and age alone count. Abstains when no candidate has a change.
 """
 
@@ -31,6 +32,11 @@ CHANGE_LOOKBACK_S = 6 * 3600.0
 CHANGE_KIND_WEIGHT = {"Deploy": 1.0, "Change": 0.7}
 ONSET_TAU_S = 300.0
 """A defective release shows within minutes of rolling out; later onsets count less."""
+CENSORED = 0.5
+"""What an onset known only to lie after the window's end, d after the release, is worth
+against one seen d after it: the timing weight exp(-D / ONSET_TAU_S) is the delay model
+D ~ Exp(ONSET_TAU_S), under which D - d is again Exp(ONSET_TAU_S) once D >= d
+(memoryless), so the weight's expectation is exp(-d / ONSET_TAU_S) x 1/2."""
 
 
 def onsets(facts: Facts) -> dict[str, tuple[float, str]]:
@@ -89,10 +95,10 @@ def change(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
             seen = first.get(c.service)
             fine = finest(facts.probes.get(c.service, ()), step)
             if seen is None and not could_show(c.at, end, fine):
-                s *= math.exp(-(end - c.at) / ONSET_TAU_S)
+                s *= math.exp(-(end - c.at) / ONSET_TAU_S) * CENSORED
                 effect = (f"; released {end - c.at:.0f} s before the window's end, "
                           f"under {MIN_POINTS} x its series' {fine:.0f} s: too soon to show, "
-                          "counted as if it moved at the end")  # fmt: skip
+                          "counted at half the weight of a move at the end")  # fmt: skip
             elif seen is None:
                 s = 0.0
                 effect = "; its service's errors/latency did not move (no vote)"
