@@ -138,8 +138,8 @@ class Learned:
         second = [x for x in base if mid is not None and x.t >= mid]
         ids = [self._add(x, site(x.text)) for x in first]
         at2 = [site(x.text) for x in second]
+        # the baseline's lines from its middle on whose template no line before it has
         self.usual = [x for x, at in zip(second, at2, strict=True) if self._match(x, at) is None]
-        """Baseline lines from its middle on whose template no line before it has."""
         ids += [self._add(x, at) for x, at in zip(second, at2, strict=True)]
         self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
                             if x.level not in ERROR_LEVELS)  # fmt: skip
