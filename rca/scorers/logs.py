@@ -118,6 +118,8 @@ class Templates:
     """Alert lines whose template no baseline line has."""
     usual: list[LogLine]
     """Baseline lines from its middle on whose template no line before it has."""
+    held: int
+    """Baseline lines from its middle on: what `usual` is a share of."""
     base: Counter[str]
     """Baseline lines per template, error-level lines left out."""
     alert: Counter[str]
@@ -141,8 +143,12 @@ class Learned:
         # the baseline's lines from its middle on whose template no line before it has
         self.usual = [x for x, at in zip(second, at2, strict=True) if self._match(x, at) is None]
         ids += [self._add(x, at) for x, at in zip(second, at2, strict=True)]
+        self.held = len(second)
         self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
                             if x.level not in ERROR_LEVELS)  # fmt: skip
+        # matching adds no template, so the names are those learned
+        self.names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
+        self.names |= {f"at {at}": at for at in self.sites}
 
     def _add(self, x: LogLine, at: str | None) -> str:
         if at is not None:
@@ -169,9 +175,7 @@ class Learned:
                 new.append(x)
             elif x.level not in ERROR_LEVELS:
                 seen[key] += 1
-        names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
-        names |= {f"at {at}": at for at in self.sites}
-        return Templates(new, self.usual, self.base, seen, names)
+        return Templates(new, self.usual, self.held, self.base, seen, self.names)
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
@@ -204,34 +208,30 @@ def _bursts(
     mid = b0 + (b1 - b0) / 2
     learned = Learned(base, mid) if len(base) >= MIN_BASELINE_LINES else None
     keyed = learned.keyed(alert) if learned else []
-    held = sum(1 for x in base if x.t >= mid)
+    errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
     best: dict[str, tuple[float, str]] = {}
     for share, where in LOOKS:
         start = a1 - share * (a1 - a0)
         lines = [x for x in alert if x.t >= start]
-        t = learned.templates(k for k in keyed if k[0].t >= start) if learned else None
-        for test, s, why in _look(base, lines, a1 - start, b1 - b0, t, held):
+        errs_a = sum(1 for x in lines if x.level in ERROR_LEVELS)
+        why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
+        found = [("errors", surprise(errs_a, errs_b, a1 - start, b1 - b0), why)]
+        if learned:
+            found += _templates(lines, learned.templates(k for k in keyed if k[0].t >= start))
+        for test, s, why in found:
             s -= math.log10(len(LOOKS))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
                 best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
     return list(best.values())
 
 
-def _look(
-    base: Sequence[LogLine], alert: Sequence[LogLine], span_a: float, span_b: float,
-    t: Templates | None, held: int,
-) -> list[tuple[str, float, str]]:  # fmt: skip
-    """Each test on one look at the window, (test, surprise, why)."""
-    errs_a = sum(1 for x in alert if x.level in ERROR_LEVELS)
-    errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
-    why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
-    found = [("errors", surprise(errs_a, errs_b, span_a, span_b), why)]
-    if t is None:
-        return found
-    if held and t.new:
-        found.append(("new", share_surprise(len(t.new), len(alert), len(t.usual), held),
+def _templates(alert: Sequence[LogLine], t: Templates) -> list[tuple[str, float, str]]:
+    """The template tests on one look at the window, (test, surprise, why)."""
+    found: list[tuple[str, float, str]] = []
+    if t.held and t.new:
+        found.append(("new", share_surprise(len(t.new), len(alert), len(t.usual), t.held),
                       f"{len(t.new)} of {len(alert)} line(s) of templates the baseline never "
-                      f"showed (its second half: {len(t.usual)} of {held} new to its first), "
+                      f"showed (its second half: {len(t.usual)} of {t.held} new to its first), "
                       f"e.g. {t.new[0].text[:120]!r}"))  # fmt: skip
     s, k = dropped(t)
     if k is not None:
