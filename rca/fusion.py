@@ -14,6 +14,15 @@ scorer's data does not reach is neither for nor against: it gets that scorer's m
 contribution. Where a whole source reaches nothing of it (no series, no log line, no span),
 it gets the source's mean in the second step, not a place in the source's ranking, where
 that small mean would count as a vote almost as large as a first place.
+
+The second step is a linear opinion pool: each source is one witness with one unit of
+belief, spread over the candidates it ranks in proportion to 1 / (RRF_K + rank). A fault
+shows in some modality, not necessarily in all; the source that names only the service
+whose log lines burst gives it its whole unit, where a source uneasy about twenty services
+gives each a twentieth. Summed unnormalised, rank fusion counts sources the way a vote
+counts heads: with RRF_K = 60 and tens of candidates a first place is worth little more
+than a twentieth, so any candidate two sources name at all outranks the one a single
+source names alone.
 """
 
 from __future__ import annotations
@@ -44,11 +53,15 @@ def fractional_ranks(scores: Mapping[str, float]) -> dict[str, float]:
 
 
 def rrf(
-    signals: Mapping[str, Signal], voters: Iterable[str], names: Iterable[str] = ()
+    signals: Mapping[str, Signal],
+    voters: Iterable[str],
+    names: Iterable[str] = (),
+    unit: bool = False,
 ) -> dict[str, float]:
     """The fused score of every candidate any voter ranked. A candidate among `names` that a
     voter's data did not reach (`Signal.covered`) gets that voter's mean contribution over
-    the candidates it did reach: unjudged is neither a vote for nor against."""
+    the candidates it did reach: unjudged is neither a vote for nor against. `unit`: each
+    voter's contributions sum to one (the opinion pool of the module docstring)."""
     fused: dict[str, float] = {}
     universe = set(names)
     for name in voters:
@@ -56,6 +69,9 @@ def rrf(
         if sig is None or sig.abstained:
             continue
         given = {n: 1.0 / (RRF_K + r) for n, r in fractional_ranks(sig.scores).items()}
+        total = sum(given.values())
+        if unit and total > 0:
+            given = {n: v / total for n, v in given.items()}
         if sig.covered is not None and sig.covered:
             mean = sum(given.values()) / len(sig.covered)
             given |= dict.fromkeys(universe - sig.covered, mean)
@@ -71,8 +87,8 @@ def by_source(
     source_of: Mapping[str, str],
     names: Iterable[str] = (),
 ) -> dict[str, float]:
-    """RRF within each data source, then RRF of the per-source rankings (module docstring);
-    a voter without a declared source is a source of its own."""
+    """RRF within each data source, then the opinion pool of the per-source rankings (module
+    docstring); a voter without a declared source is a source of its own."""
     universe = list(names)
     groups: dict[str, list[str]] = {}
     for name in voters:
@@ -82,7 +98,7 @@ def by_source(
         reach = _reached(signals, members)
         inside = universe if reach is None else [n for n in universe if n in reach]
         per_source[source] = Signal(source, rrf(signals, members, inside), covered=reach)
-    return rrf(per_source, list(per_source), universe)
+    return rrf(per_source, list(per_source), universe, unit=True)
 
 
 def _reached(signals: Mapping[str, Signal], members: Iterable[str]) -> frozenset[str] | None:

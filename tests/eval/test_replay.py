@@ -283,6 +283,32 @@ def test_a_source_that_cannot_see_a_candidate_gives_it_its_mean_not_a_place() ->
     names = [*sorted(seen), "dark"]
     fused = by_source(signals, ["anomaly", "logs"], {"anomaly": "metrics"}, names)
     assert sorted(fused, key=lambda n: -fused[n])[:3] == ["db", "api", "dark"]
-    means = (1 / 61 + 1 / 62) / len(seen) + (1 / 61) / len(seen)
-    assert fused["dark"] == pytest.approx(means)
-    assert fused["api"] == pytest.approx(1 / 61) and fused["db"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["dark"] == pytest.approx(2 / len(seen))  # each source's unit, spread evenly
+    first, second = (1 / 61) / (1 / 61 + 1 / 62), (1 / 62) / (1 / 61 + 1 / 62)
+    assert fused["api"] == pytest.approx(first) and fused["db"] == pytest.approx(second + 1)
+
+
+def test_a_source_that_names_one_candidate_gives_it_its_whole_vote() -> None:
+    """A fault shows in one modality: `db`'s log lines burst, nothing else logged anything
+    unusual, while the metrics and the spans are uneasy about a dozen services, `api` first
+    among them. Summed, rank fusion counts how many sources name a candidate at all (`api`:
+    two, at 1/61 and 1/63, against `db`'s one 1/61); pooled, each source has one unit of
+    belief, and the logs give all of theirs to `db`."""
+    from stackgraph.rca.fusion import by_source, rrf
+    from stackgraph.rca.scorers import Signal
+
+    uneasy = {"api": 1.0, **{f"s{i}": 0.9 - i / 100 for i in range(11)}}
+    spans = {**{f"s{i}": 0.9 - i / 100 for i in range(2)}, "api": 0.5, "s9": 0.4}
+    signals = {
+        "anomaly": Signal("anomaly", uneasy),
+        "instability": Signal("instability", spans),
+        "logs": Signal("logs", {"db": 5.0}),
+    }
+    sources = {"anomaly": "metrics", "instability": "traces", "logs": "logs"}
+    names = [*uneasy, "db"]
+    per_source = {src: Signal(src, rrf(signals, [v], names)) for v, src in sources.items()}
+    summed = rrf(per_source, list(per_source), names)
+    assert summed["api"] > summed["db"]
+    fused = by_source(signals, list(sources), sources, names)
+    assert max(fused, key=lambda n: fused[n]) == "db"
+    assert fused["db"] == pytest.approx(1.0) and sum(fused.values()) == pytest.approx(3.0)
