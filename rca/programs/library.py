@@ -156,8 +156,8 @@ def _kinds(fn: Scorer) -> Any:
 
 
 def _fuse(call: Call) -> Answer:
-    """RRF by data source (`rca.pipeline.combine`); candidates named in `exclude` (leads an
-    earlier attempt had refuted) go last, in their order."""
+    """RRF within each data source, pooled across them (`rca.pipeline.combine`); candidates
+    named in `exclude` (leads an earlier attempt had refuted) go last, in their order."""
     facts = call.facts(0)
     scored: dict[str, Scored] = dict(zip(call.names[1:], call.args[1:], strict=True))
     signals = {name: s.signal for name, s in scored.items()}
@@ -318,7 +318,7 @@ _OPS = [
         (AGGREGATE, SCORED),
         ANSWER,
         _fuse,
-        "reciprocal rank fusion by data source; priors break ties",
+        "reciprocal rank fusion within each source, pooled across them; priors break ties",
         params={"exclude": Param(SET, [], "candidates ranked last: leads already refuted")},
         variadic=True,
     ),
