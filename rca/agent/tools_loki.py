@@ -18,6 +18,14 @@ alert and judge nothing (`log_lines.errors_ended`). Those that still support are
 against the services it calls (`downstream`): a callee's error lines that rose as strongly
 explain them (a caller logs its callee's failures), and the check is inconclusive for the
 suspect.
+
+A fault need not write the word: an exception thrown between two log statements silences
+the second, and a new code path writes lines no baseline held. Where the read path's log
+source is set (`ToolContext.logs`, Loki or files), the suspect's lines also get the plan's
+template tests (`rca.scorers.logs.bursts`: templates new to the baseline, templates that
+fell silent, at the same three-sigma level), with the same frontier rule: a callee whose
+lines moved as strongly explains them. Lines that moved so support the suspect; lines
+without an error but not as usual no longer refute it.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from typing import Any
 
 from stackgraph.rca.model import LogSource
 
-from ..windows import ALERT_LEAD_S, Windows
+from ..scorers.logs import bursts
+from ..windows import ALERT_LEAD_S, BASELINE_SPAN_S, Windows
 from .downstream import callees, explained_by
 from .evidence import Verdict
 from .http_get import get_json
@@ -110,6 +119,21 @@ def _from_source(source: LogSource, service: str, word: str, win: Windows) -> Co
     return out
 
 
+def _patterns(source: LogSource, service: str, end: float) -> list[tuple[float, str]]:
+    """The plan's template tests on a service's lines (module docstring), strongest first,
+    on the read path's windows ending at `end` (the ALERT_LEAD_S before it, against the
+    BASELINE_SPAN_S before them: a code path silenced minutes ago is lost in a long window,
+    and one silenced long ago has ended); none without a baseline line to learn from."""
+    start = end - ALERT_LEAD_S
+    win = Windows((start, end), (start - BASELINE_SPAN_S, start))
+    base = [x for x in source.lines(service, *win.baseline) if win.which(x.t) == "baseline"]
+    if not base:
+        return []
+    alert = [x for x in source.lines(service, win.start, win.end) if win.which(x.t) == "window"]
+    found = [(round(v, 1), why) for test, v, why in bursts(base, alert, win) if test != "errors"]
+    return sorted(found, reverse=True)
+
+
 def _count(
     ctx: ToolContext, service: str, word: str, win: Windows
 ) -> tuple[str, Counts] | ToolResult:
@@ -154,7 +178,28 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             row = next(r for r in rows if r["server"] == culprit)
             text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
                      f"→ {row['window']:.0f}): the errors come from {culprit}")  # fmt: skip
+    if ctx.logs is not None:
+        text += _with_patterns(ctx, ctx.logs, service, win, facts)
     return ToolResult(ToolStatus.SUCCESS, text, facts)
+
+
+def _with_patterns(
+    ctx: ToolContext, source: LogSource, service: str, win: Windows, facts: dict[str, Any]
+) -> str:
+    """Adds the template tests' findings to `facts` (`patterns`, and `patterns_from`: the
+    callee whose lines moved as strongly); returns what the check says of them."""
+    own = _patterns(source, service, win.end)
+    facts["patterns"] = [list(p) for p in own]
+    if not own:
+        return ""
+    below = max((((_patterns(source, c, win.end) or [(0.0, "")])[0][0], c)
+                 for c in callees(ctx.store, service)), default=(0.0, ""))  # fmt: skip
+    text = (f"; its lines moved otherwise in the {ALERT_LEAD_S / 60:g} min before the alert "
+            f"vs the {BASELINE_SPAN_S / 60:g} before: {own[0][1]}")  # fmt: skip
+    if below[0] >= own[0][0]:
+        facts["patterns_from"] = below[1]
+        text += f"; {below[1]}, which it calls, moved as strongly ({below[0]:.1f})"
+    return text
 
 
 def _as_reading(counts: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,7 +220,10 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     if verdict == Verdict.SUPPORTS and explained_by(
         "error_lines", _as_reading(result.data), callees_, _judge, {"window": 1.0}
     ):
-        return Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
+        verdict = Verdict.INCONCLUSIVE  # a callee's errors, logged by the suspect too
+    if result.data.get("patterns"):  # its lines moved, if not to errors: no refutation
+        own = not result.data.get("patterns_from")
+        verdict = Verdict.SUPPORTS if own or verdict == Verdict.SUPPORTS else Verdict.INCONCLUSIVE
     return verdict
 
 

@@ -199,11 +199,12 @@ def dropped(t: Templates) -> tuple[float, str | None]:
     return (s, ids[i]) if s > 0 else (0.0, None)
 
 
-def _bursts(
+def bursts(
     base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows
-) -> list[tuple[float, str]]:
-    """Each out-of-band burst of a service's lines, (surprise, why): per test, the stronger
-    of the window's looks (`LOOKS`)."""
+) -> list[tuple[str, float, str]]:
+    """Each out-of-band test of a service's lines, (test, surprise, why), the test one of
+    "errors", "new" and "dropped": per test, the stronger of the window's looks (`LOOKS`).
+    The agent's `loki_query` runs the template tests on a suspect's lines too."""
     (a0, a1), (b0, b1) = windows.alert, windows.baseline
     mid = b0 + (b1 - b0) / 2
     learned = Learned(base, mid) if len(base) >= MIN_BASELINE_LINES else None
@@ -222,7 +223,7 @@ def _bursts(
             s -= math.log10(len(LOOKS))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
                 best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
-    return list(best.values())
+    return [(test, s, why) for test, (s, why) in best.items()]
 
 
 def _templates(alert: Sequence[LogLine], t: Templates) -> list[tuple[str, float, str]]:
@@ -253,7 +254,7 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
                                        "in the baseline: nothing to compare", "logs", 0.0,
                                        f"logs:{name}"),)  # fmt: skip
             continue
-        found[name] = _bursts(base, alert, facts.windows)
+        found[name] = [(v, why) for _, v, why in bursts(base, alert, facts.windows)]
     own = {name: max(f)[0] for name, f in found.items() if f}
     calls: dict[str, set[str]] = defaultdict(set)
     for e in facts.edges:

@@ -39,9 +39,11 @@ _QUERY = re.compile(
 )
 
 
-def lines(n: int, text: str, start: float, end: float) -> list[tuple[float, str]]:
+def lines(
+    n: int, text: str, start: float, end: float, level: str = "info"
+) -> list[tuple[float, str]]:
     """n lines spread evenly over (start, end]."""
-    return [(end - (end - start) * i / n, f"level=info msg={text!r} i={i}") for i in range(n)]
+    return [(end - (end - start) * i / n, f"level={level} msg={text!r} i={i}") for i in range(n)]
 
 
 BASE, WIN = (AT - 2 * WINDOW, AT - WINDOW), (AT - WINDOW, AT)
@@ -57,7 +59,7 @@ LOGS: dict[str, list[tuple[float, str]]] = {
     "edge": lines(100, "ok", *BASE) + lines(3, "error", *BASE) + lines(100, "ok", *WIN)
     + lines(30, "error", *WIN),  # the same, but it calls only checkout (no errors now)
     "billing": lines(100, "ok", *BASE) + lines(300, "ok", *WIN)
-    + lines(60, "error", AT - WINDOW, AT - WINDOW / 2),  # errors that ended before the alert
+    + lines(60, "error", AT - WINDOW, AT - WINDOW / 2, "error"),  # ended before the alert
 }  # fmt: skip
 
 
@@ -178,6 +180,56 @@ def test_error_lines_that_ended_before_the_alert_judge_nothing(ctx: ToolContext)
     result, verdict = run(ctx, "payment")
     assert result.data["recent_errors"] > 0 and "ended" not in result.summary
     assert verdict == Verdict.SUPPORTS
+
+
+def _silenced(tmp_path: Path) -> ToolContext:
+    """route and travel log two statements each, turn about, for 25 minutes; in the last
+    five, the second falls silent (an exception thrown between them). No error anywhere.
+    travel calls route."""
+    rows: dict[str, list[tuple[float, str]]] = {}
+    for svc, cls in (("route", "r.c.RouteController"), ("travel", "t.s.TravelServiceImpl")):
+        first = [
+            (t, f"INFO {cls}#47 query route {i}")
+            for i, (t, _) in enumerate(
+                lines(100, "", AT - 1500, AT - 300) + lines(20, "", AT - 300, AT)
+            )
+        ]
+        second = [(t, f"INFO {cls}#53 found route {i}") for i, (t, _) in
+                  enumerate(lines(100, "", AT - 1500, AT - 300))]  # fmt: skip
+        rows[svc] = sorted(first + second)
+    with (tmp_path / "export.jsonl").open("w", encoding="utf-8") as fh:
+        for service, found in rows.items():
+            for t, text in found:
+                fh.write(json.dumps({"labels": {"service_name": service}, "line": text,
+                                     "timestamp": str(round(t * 1e9))}) + "\n")  # fmt: skip
+    return ToolContext(logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
+
+
+def test_a_code_path_that_fell_silent_supports_without_an_error_line(
+    tmp_path: Path, store: GraphStore
+) -> None:
+    """Lines without the word no longer refute a suspect whose lines moved otherwise: the
+    read path's template tests, on its windows (the 5 minutes before the alert against the
+    20 before), find route's second statement silent. travel's fell silent as strongly,
+    and it calls route: route's, seen through travel, so travel's check is inconclusive."""
+    ctx = _silenced(tmp_path)
+    result, verdict = run(ctx, "route")
+    assert result.data["errors"] == 0 and result.data["lines"] > 0
+    assert verdict == Verdict.SUPPORTS, result.summary
+    assert "0 of 20 line(s) of the template 'r.c.RouteController#53'" in result.summary
+    assert "a code path that stopped running" in result.summary
+    [(strength, _)] = result.data["patterns"]
+    assert strength > 3.0
+    with GraphIngestor(store, who="test") as writer:
+        writer.write(RecordBatch(
+            nodes=[NodeRecord("Service", {"name": n}) for n in ("route", "travel")],
+            edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "travel"}),
+                              NodeRef("Service", {"name": "route"}), {}, "Tempo")],
+        ))  # fmt: skip
+    result, verdict = run(dataclasses.replace(ctx, store=store), "travel")
+    assert result.data["patterns_from"] == "route" and verdict == Verdict.INCONCLUSIVE
+    assert "route, which it calls, moved as strongly" in result.summary
+    assert run(ctx, "travel")[1] == Verdict.SUPPORTS  # without the graph: no callee known
 
 
 def test_a_service_that_does_not_log_is_no_data(ctx: ToolContext) -> None:
