@@ -16,7 +16,8 @@ it gets the source's mean in the second step, not a place in the source's rankin
 that small mean would count as a vote almost as large as a first place.
 
 The second step is a linear opinion pool: each source is one witness with one unit of
-belief, spread over the candidates it ranks in proportion to 1 / (RRF_K + rank). A fault
+belief, spread over the candidates it ranks in proportion to 1 / (RRF_K + rank), and a
+candidate's score is the mean of the sources' beliefs in it (in [0, 1]). A fault
 shows in some modality, not necessarily in all; the source that names only the service
 whose log lines burst gives it its whole unit, where a source uneasy about twenty services
 gives each a twentieth. Summed unnormalised, rank fusion counts sources the way a vote
@@ -98,7 +99,9 @@ def by_source(
         reach = _reached(signals, members)
         inside = universe if reach is None else [n for n in universe if n in reach]
         per_source[source] = Signal(source, rrf(signals, members, inside), covered=reach)
-    return rrf(per_source, list(per_source), universe, unit=True)
+    pooled = rrf(per_source, list(per_source), universe, unit=True)
+    voted = sum(1 for sig in per_source.values() if sig.scores)
+    return {node: v / voted for node, v in pooled.items()} if voted else pooled
 
 
 def _reached(signals: Mapping[str, Signal], members: Iterable[str]) -> frozenset[str] | None:

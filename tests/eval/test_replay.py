@@ -283,9 +283,11 @@ def test_a_source_that_cannot_see_a_candidate_gives_it_its_mean_not_a_place() ->
     names = [*sorted(seen), "dark"]
     fused = by_source(signals, ["anomaly", "logs"], {"anomaly": "metrics"}, names)
     assert sorted(fused, key=lambda n: -fused[n])[:3] == ["db", "api", "dark"]
-    assert fused["dark"] == pytest.approx(2 / len(seen))  # each source's unit, spread evenly
+    assert fused["dark"] == pytest.approx(1 / len(seen))  # each source's unit, spread evenly
     first, second = (1 / 61) / (1 / 61 + 1 / 62), (1 / 62) / (1 / 61 + 1 / 62)
-    assert fused["api"] == pytest.approx(first) and fused["db"] == pytest.approx(second + 1)
+    assert fused["api"] == pytest.approx(first / 2) and fused["db"] == pytest.approx(
+        (second + 1) / 2
+    )
 
 
 def test_a_source_that_names_one_candidate_gives_it_its_whole_vote() -> None:
@@ -311,4 +313,4 @@ def test_a_source_that_names_one_candidate_gives_it_its_whole_vote() -> None:
     assert summed["api"] > summed["db"]
     fused = by_source(signals, list(sources), sources, names)
     assert max(fused, key=lambda n: fused[n]) == "db"
-    assert fused["db"] == pytest.approx(1.0) and sum(fused.values()) == pytest.approx(3.0)
+    assert fused["db"] == pytest.approx(1 / 3) and sum(fused.values()) == pytest.approx(1.0)
