@@ -25,9 +25,7 @@ Per candidate, over its own log lines (`Facts.logs`):
   Per template the baseline showed, its share of the service's lines in the alert window
   against its share in the baseline (a share, so a change of load does not move it), as
   the binomial lower tail, Bonferroni-corrected over the service's templates; error-level
-  lines are left out (fewer errors is no fault), and so is a template the baseline's second
-  half no longer wrote (it stopped before the window: an earlier burst that ended, as a
-  burst that ended is no onset). Judged with the new templates.
+  lines are left out (fewer errors is no fault). Judged with the new templates.
 
 Each test looks at the whole alert window and at its second half, the part just before the
 alert (`LOOKS`), and keeps the stronger look. The vote is the larger surprise, -log10 of the
@@ -124,9 +122,6 @@ class Templates:
     """Baseline lines from its middle on: what `usual` is a share of."""
     base: Counter[str]
     """Baseline lines per template, error-level lines left out."""
-    steady: frozenset[str]
-    """The templates of `base` that had not already fallen silent in the baseline's second
-    half (`falls` of its first half's shares; all, undivided)."""
     alert: Counter[str]
     """Alert lines per template the baseline showed, error-level lines left out."""
     names: dict[str, str]
@@ -151,12 +146,6 @@ class Learned:
         self.held = len(second)
         self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
                             if x.level not in ERROR_LEVELS)  # fmt: skip
-        early, late = (
-            Counter(k for k, x in zip(keys, part, strict=True) if x.level not in ERROR_LEVELS)
-            for keys, part in ((ids[: len(first)], first), (ids[len(first) :], second))
-        )
-        ended = {k for v, k in falls(early, late) if v >= -math.log10(OUT_P)}
-        self.steady = frozenset(self.base) - ended
         # matching adds no template, so the names are those learned
         self.names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
         self.names |= {f"at {at}": at for at in self.sites}
@@ -186,7 +175,7 @@ class Learned:
                 new.append(x)
             elif x.level not in ERROR_LEVELS:
                 seen[key] += 1
-        return Templates(new, self.usual, self.held, self.base, self.steady, seen, self.names)
+        return Templates(new, self.usual, self.held, self.base, seen, self.names)
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
@@ -195,27 +184,19 @@ def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = 
     return learned.templates(learned.keyed(alert))
 
 
-def falls(base: Counter[str], now: Counter[str]) -> list[tuple[float, str]]:
-    """Each template of `base`, by how far its share of the lines fell in `now`: -log10 of
-    its binomial lower tail (its share in `base` by Jeffreys' estimate), Bonferroni-corrected
-    over the templates; none when either holds no line."""
-    n_b, n_a = sum(base.values()), sum(now.values())
-    if n_b == 0 or n_a == 0:
-        return []
-    ids = list(base)
-    share = jeffreys_share(np.array([base[k] for k in ids]), n_b)
-    tail = bdtr(np.array([now.get(k, 0) for k in ids]), n_a, share)
-    return [(-math.log10(max(min(1.0, len(ids) * float(p)), 1e-300)), k)
-            for p, k in zip(tail, ids, strict=True)]  # fmt: skip
-
-
 def dropped(t: Templates) -> tuple[float, str | None]:
-    """The strongest fall of a steady template's share of the service's lines (`falls`: a
-    template that had fallen silent within the baseline ended before the window); (0, None)
-    when the alert window has no line to share."""
-    steady = Counter({k: v for k, v in t.base.items() if k in t.steady})
-    s, k = max(falls(steady, t.alert), key=lambda f: f[0], default=(0.0, None))
-    return (s, k) if s > 0 else (0.0, None)
+    """The strongest fall of a template's share of the service's lines, as -log10 of its
+    binomial lower tail (the baseline's share by Jeffreys' estimate), Bonferroni-corrected
+    over the templates tested; (0, None) when the alert window has no line to share."""
+    n_b, n_a = sum(t.base.values()), sum(t.alert.values())
+    if n_b == 0 or n_a == 0:
+        return 0.0, None
+    ids = list(t.base)
+    share = jeffreys_share(np.array([t.base[k] for k in ids]), n_b)
+    tail = bdtr(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
+    i = int(np.argmin(tail))
+    s = -math.log10(max(min(1.0, len(ids) * float(tail[i])), 1e-300))
+    return (s, ids[i]) if s > 0 else (0.0, None)
 
 
 def bursts(

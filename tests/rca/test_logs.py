@@ -266,21 +266,3 @@ def test_a_statement_is_its_caller_site_when_lines_read_alike() -> None:
     assert k == "at t.s.TravelServiceImpl#372" and s > 10
     t = mine(served(T0 - 600, 100, at=" line "), served(T0, 40, True, " line "), T0 - 300)
     assert len(t.base) == 1 and dropped(t)[0] < -math.log10(OUT_P)  # no site: one template
-
-
-def test_a_template_the_baseline_no_longer_wrote_at_its_end_had_ended() -> None:
-    """A statement that ran only in the baseline's first half (an earlier burst, a job that
-    finished) had stopped before the alert window: its silence there is no fault of now.
-    One that ran to the baseline's end and then stopped is."""
-
-    def at(line: int, t0: float, t1: float) -> list[LogLine]:
-        return [_line(t0 + 3 * i, f"10:00:00.000 INFO  c.s.OrderServiceImpl#{line} order {i}")
-                for i in range(int((t1 - t0) // 3))]  # fmt: skip
-
-    quiet = at(31, T0, T0 + 120)
-    earlier = sorted(at(31, T0 - 600, T0) + at(34, T0 - 600, T0 - 400), key=lambda x: x.t)
-    assert mine(earlier, quiet, mid=T0 - 300).base["at c.s.OrderServiceImpl#34"] > 60
-    assert dropped(mine(earlier, quiet, mid=T0 - 300)) == (0.0, None)
-    steady = sorted(at(31, T0 - 600, T0) + at(34, T0 - 600, T0), key=lambda x: x.t)
-    s, k = dropped(mine(steady, quiet, mid=T0 - 300))
-    assert k == "at c.s.OrderServiceImpl#34" and s > -math.log10(OUT_P)
