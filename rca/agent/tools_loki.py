@@ -134,6 +134,12 @@ def _patterns(source: LogSource, service: str, end: float) -> list[tuple[float, 
     return sorted(found, reverse=True)
 
 
+def _strength(source: LogSource, service: str, end: float) -> float:
+    """The strongest of a service's template tests (0 when none is out)."""
+    found = _patterns(source, service, end)
+    return found[0][0] if found else 0.0
+
+
 def _count(
     ctx: ToolContext, service: str, word: str, win: Windows
 ) -> tuple[str, Counts] | ToolResult:
@@ -179,21 +185,21 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
                      f"→ {row['window']:.0f}): the errors come from {culprit}")  # fmt: skip
     if ctx.logs is not None:
-        text += _with_patterns(ctx, ctx.logs, service, win, facts)
+        text += _with_patterns(ctx, ctx.logs, service, win.end, facts)
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
 
 def _with_patterns(
-    ctx: ToolContext, source: LogSource, service: str, win: Windows, facts: dict[str, Any]
+    ctx: ToolContext, source: LogSource, service: str, end: float, facts: dict[str, Any]
 ) -> str:
     """Adds the template tests' findings to `facts` (`patterns`, and `patterns_from`: the
     callee whose lines moved as strongly); returns what the check says of them."""
-    own = _patterns(source, service, win.end)
+    own = _patterns(source, service, end)
     facts["patterns"] = [list(p) for p in own]
     if not own:
         return ""
-    below = max((((_patterns(source, c, win.end) or [(0.0, "")])[0][0], c)
-                 for c in callees(ctx.store, service)), default=(0.0, ""))  # fmt: skip
+    below = max(((_strength(source, c, end), c) for c in callees(ctx.store, service)),
+                default=(0.0, ""))  # fmt: skip
     text = (f"; its lines moved otherwise in the {ALERT_LEAD_S / 60:g} min before the alert "
             f"vs the {BASELINE_SPAN_S / 60:g} before: {own[0][1]}")  # fmt: skip
     if below[0] >= own[0][0]:

@@ -89,10 +89,10 @@ def loki(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
                                                "stats": {"summary": {}}}}  # fmt: skip
 
 
-def write_logcli(folder: Path) -> None:
+def write_logcli(folder: Path, logs: dict[str, list[tuple[float, str]]] = LOGS) -> None:
     """The same lines as the files `logcli --output jsonl` writes (`logs_path`)."""
     with (folder / "export.jsonl").open("w", encoding="utf-8") as fh:
-        for service, rows in LOGS.items():
+        for service, rows in logs.items():
             for t, text in rows:
                 doc = {"labels": {"service_name": service}, "line": text,
                        "timestamp": str(round(t * 1e9))}  # fmt: skip
@@ -186,22 +186,17 @@ def _silenced(tmp_path: Path) -> ToolContext:
     """route and travel log two statements each, turn about, for 25 minutes; in the last
     five, the second falls silent (an exception thrown between them). No error anywhere.
     travel calls route."""
-    rows: dict[str, list[tuple[float, str]]] = {}
-    for svc, cls in (("route", "r.c.RouteController"), ("travel", "t.s.TravelServiceImpl")):
-        first = [
-            (t, f"INFO {cls}#47 query route {i}")
-            for i, (t, _) in enumerate(
-                lines(100, "", AT - 1500, AT - 300) + lines(20, "", AT - 300, AT)
-            )
-        ]
-        second = [(t, f"INFO {cls}#53 found route {i}") for i, (t, _) in
-                  enumerate(lines(100, "", AT - 1500, AT - 300))]  # fmt: skip
-        rows[svc] = sorted(first + second)
-    with (tmp_path / "export.jsonl").open("w", encoding="utf-8") as fh:
-        for service, found in rows.items():
-            for t, text in found:
-                fh.write(json.dumps({"labels": {"service_name": service}, "line": text,
-                                     "timestamp": str(round(t * 1e9))}) + "\n")  # fmt: skip
+
+    def said(at: str, n: int, start: float, end: float) -> list[tuple[float, str]]:
+        return [(t, f"INFO {at} route {i}") for i, (t, _) in enumerate(lines(n, "", start, end))]
+
+    rows = {
+        svc: sorted(said(f"{cls}#47 query", 100, AT - 1500, AT - 300)
+                    + said(f"{cls}#47 query", 20, AT - 300, AT)
+                    + said(f"{cls}#53 found", 100, AT - 1500, AT - 300))
+        for svc, cls in (("route", "r.c.RouteController"), ("travel", "t.s.TravelServiceImpl"))
+    }  # fmt: skip
+    write_logcli(tmp_path, rows)
     return ToolContext(logs=FileLogs(tmp_path), at=AT, window_s=WINDOW)
 
 
