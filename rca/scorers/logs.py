@@ -27,14 +27,15 @@ Per candidate, over its own log lines (`Facts.logs`):
   the binomial lower tail, Bonferroni-corrected over the service's templates; error-level
   lines are left out (fewer errors is no fault). Judged with the new templates.
 
-Each test looks at the whole alert window and at its second half, the part just before the
-alert (`LOOKS`), and keeps the stronger look. The vote is the larger surprise, -log10 of the
-tail probability, beyond the largest of the services it calls (the frontier rule of
-`telemetry` and `traversal`, and of the agent's `loki_query`): a caller of a failing service
-logs the failures it gets back, so where a callee burst as strongly, the caller's burst is
-the callee's seen through it, and it keeps only its own part. A candidate without a line in
-the baseline window gets no verdict (a burst is only a burst against something); the scorer
-abstains when no candidate has a log line in either window.
+Each test looks at every stretch of the alert window that ends at the alert and starts a
+whole minute back (`LOOK_STEP_S`: the last minute, the last two, ..., the whole window), and
+keeps the strongest look, Bonferroni-corrected over the looks. The vote is the larger
+surprise, -log10 of the tail probability, beyond the largest of the services it calls (the
+frontier rule of `telemetry` and `traversal`, and of the agent's `loki_query`): a caller of
+a failing service logs the failures it gets back, so where a callee burst as strongly, the
+caller's burst is the callee's seen through it, and it keeps only its own part. A
+candidate without a line in the baseline window gets no verdict (a burst is only a burst
+against something); the scorer abstains when no candidate has a log line in either window.
 """
 
 from __future__ import annotations
@@ -60,11 +61,13 @@ OUT_P = 0.00135
 JEFFREYS = 0.5
 """Added to a count: Jeffreys' estimate of a Poisson rate, and of a share (then twice to
 its total: the mean of the Beta(1/2, 1/2) posterior)."""
-LOOKS = ((1.0, "the alert window"), (0.5, "its second half"))
-"""The window, and the part of it just before the alert: an alert fires while its cause is
-present, which may have begun anywhere in the window, and a cause present for half of it
-is judged on that half, as a series' effect is on the window's upper half (`rca.series`).
-Each test takes the stronger look, its tail Bonferroni-corrected for the two."""
+LOOK_STEP_S = 60.0
+"""An alert fires while its cause is present, which may have begun anywhere in the window:
+a cause present for its last part is judged on that part, not diluted by the minutes
+before it. Lines carry their own times, so the onset is scanned, a minute apart: the rate
+window of the read path's series (`Settings.metrics_window`), the finest onset the
+metrics fused with the logs can show. Each test takes the strongest look, its tail
+Bonferroni-corrected for their number (five in a five-minute window)."""
 MIN_BASELINE_LINES = 20
 """Fewer lines are too few to say which templates are usual."""
 ERROR_LEVELS = ("ERROR", "FATAL")
@@ -203,7 +206,7 @@ def bursts(
     base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows
 ) -> list[tuple[str, float, str]]:
     """Each out-of-band test of a service's lines, (test, surprise, why), the test one of
-    "errors", "new" and "dropped": per test, the stronger of the window's looks (`LOOKS`).
+    "errors", "new" and "dropped": per test, the strongest of the window's looks (`looks`).
     The agent's `loki_query` runs the template tests on a suspect's lines too."""
     (a0, a1), (b0, b1) = windows.alert, windows.baseline
     mid = b0 + (b1 - b0) / 2
@@ -211,8 +214,9 @@ def bursts(
     keyed = learned.keyed(alert) if learned else []
     errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
     best: dict[str, tuple[float, str]] = {}
-    for share, where in LOOKS:
-        start = a1 - share * (a1 - a0)
+    starts = looks(windows)
+    for start in starts:
+        where = "the alert window" if start <= a0 else f"its last {(a1 - start) / 60:.0f} min"
         lines = [x for x in alert if x.t >= start]
         errs_a = sum(1 for x in lines if x.level in ERROR_LEVELS)
         why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
@@ -220,10 +224,18 @@ def bursts(
         if learned:
             found += _templates(lines, learned.templates(k for k in keyed if k[0].t >= start))
         for test, s, why in found:
-            s -= math.log10(len(LOOKS))
+            s -= math.log10(len(starts))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
                 best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
     return [(test, s, why) for test, (s, why) in best.items()]
+
+
+def looks(windows: Windows) -> list[float]:
+    """Where each look at the alert window starts: a whole minute back from its end, and
+    its start (`LOOK_STEP_S`)."""
+    a0, a1 = windows.alert
+    steps = max(1, math.ceil((a1 - a0) / LOOK_STEP_S - 1e-9))
+    return [max(a0, a1 - k * LOOK_STEP_S) for k in range(1, steps + 1)]
 
 
 def _templates(alert: Sequence[LogLine], t: Templates) -> list[tuple[str, float, str]]:

@@ -19,6 +19,7 @@ from stackgraph.rca.scorers.logs import (
     OUT_P,
     dropped,
     logs,
+    looks,
     mine,
     share_surprise,
     site,
@@ -129,10 +130,33 @@ def test_a_burst_that_began_late_in_the_window_is_judged_on_that_part() -> None:
     late = errors(T0 + 150, 20, 7.0)
     sig = logs(Facts(anchor="a", windows=windows, logs={"late": (base, late)}), {})
     assert "late" in sig.scores
-    assert any("20 error line(s)" in e.summary and "second half" in e.summary
+    assert any("20 error line(s)" in e.summary and "its last" in e.summary
                for e in sig.evidence["late"])  # fmt: skip
-    whole = surprise(20, 40, 300, 1200) - math.log10(2)
+    whole = surprise(20, 40, 300, 1200) - math.log10(len(looks(windows)))
     assert whole < -math.log10(OUT_P)  # the whole window alone would not vote
+
+
+def test_a_code_path_that_fell_silent_in_the_last_minute_is_judged_on_that_minute() -> None:
+    """Two statements alternate; in the window's last minute the second stops (an exception
+    between them). Over the window's second half the silence is diluted by the minutes
+    before it (within chance); over its last minute it is not."""
+    windows = Windows((T0, T0 + 300), (T0 - 1200, T0))
+
+    def pair(t0: float, n: int, every: float) -> list[LogLine]:
+        return [_line(t0 + every * i, f"{'begin' if i % 2 else 'end'} at c.s.PriceController"
+                      f"#{39 if i % 2 else 46}") for i in range(n)]  # fmt: skip
+
+    base = pair(T0 - 1200, 80, 15.0)
+    alert = [*pair(T0, 48, 5.0), *(_line(T0 + 242 + 4 * i, "begin at c.s.PriceController#39")
+                                   for i in range(15))]  # fmt: skip
+    assert looks(windows) == [T0 + 240, T0 + 180, T0 + 120, T0 + 60, T0]
+    sig = logs(Facts(anchor="a", windows=windows, logs={"price": (base, alert)}), {})
+    assert "price" in sig.scores
+    assert any("0 of 15 line(s)" in e.summary and "its last 1 min" in e.summary
+               for e in sig.evidence["price"])  # fmt: skip
+    half = [x for x in alert if x.t >= T0 + 150]  # the old look: the window's second half
+    s, _ = dropped(mine(base, half, mid=T0 - 600))
+    assert s - math.log10(2) < -math.log10(OUT_P)  # within chance there, two looks corrected
 
 
 def test_new_templates_as_usual_as_in_the_baseline_do_not_vote() -> None:
