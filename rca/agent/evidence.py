@@ -241,9 +241,10 @@ class Hypothesis:
         one measurement against them weighs as much. But a fault shows in some signals, not
         all (a saturated service need not log errors, a failing one need not slow down), so
         a healthy signal is no evidence against a fault another source shows failing
-        (`SHOWS_A_FAULT`): against such a source it only lowers the confidence and keeps the
-        hypothesis from Validated. A change alone (the suspect changed, nothing shows it
-        failing) is refuted by as many healthy measurements as before."""
+        (`SHOWS_A_FAULT`): against such a source it only keeps the hypothesis from
+        Validated (and is not counted in its confidence). A change alone (the suspect
+        changed, nothing shows it failing) is refuted by as many healthy measurements as
+        before."""
         t = self._tally()
         if not t.pro and not t.con:
             return HypothesisState.CANDIDATE
@@ -258,10 +259,15 @@ class Hypothesis:
         """Laplace's rule of succession over the independent sources that judged:
         (for + 1) / (for + against + 2). Nothing is fitted: one line for and none against
         is 2/3, two are 3/4, as many against as for is at most 1/2 (Refuted). An objection
-        is no measurement, so it is not counted here. Without an independent line it is
+        is no measurement, so it is not counted here; nor is a healthy signal beside a
+        source that shows the suspect failing (`state`): a fault shows in some signals, so
+        a signal it did not reach is no trial of it (error lines and a steady p95 are 2/3,
+        as error lines alone, where the p95 counted against made them 1/2 and lost to a
+        suspect whose p95 was never read). Without an independent line it is
         `PRIOR_WEIGHT` of the plan's prior."""
         t = self._tally()
-        lines, con = len(t.pro - NOT_A_LINE), len(t.con - NOT_A_LINE)
+        against = t.con - NOT_A_LINE - (SHOWS_A_FAULT if t.pro & SHOWS_A_FAULT else frozenset())
+        lines, con = len(t.pro - NOT_A_LINE), len(against)
         if lines == 0:
             return round(PRIOR_WEIGHT * max(0.0, min(1.0, self.prior)), 3)
         return round(min(MAX_CONFIDENCE, (lines + 1) / (lines + con + 2)), 3)

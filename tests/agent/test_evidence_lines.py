@@ -100,13 +100,18 @@ def test_lines_are_data_sources(
     assert hyp(*checks).state == state
 
 
-def test_a_healthy_signal_lowers_the_confidence_of_a_fault_another_shows() -> None:
+def test_a_healthy_signal_is_no_trial_of_a_fault_another_shows() -> None:
     """CPU doubled, and the logs hold no error line: the service is saturated, not failing
-    by errors. Supported at the rule of succession's 1/2, never Validated."""
+    by errors. The quiet logs keep it from Validated, and count nothing against it: it
+    stands as the CPU alone would, not below a suspect whose logs were never read."""
     h = hyp(("prometheus_query", S), ("loki_query", R), ("git_log", S), prior=0.0)
     assert h.state == HypothesisState.SUPPORTED
-    assert h.confidence == pytest.approx(3 / 5, abs=1e-3)
-    assert hyp(("prometheus_query", S), ("loki_query", R)).confidence == pytest.approx(0.5)
+    assert h.confidence == pytest.approx(3 / 4, abs=1e-3)
+    quiet_logs = hyp(("prometheus_query", S), ("loki_query", R))
+    assert quiet_logs.confidence == hyp(("prometheus_query", S)).confidence
+    assert quiet_logs.confidence == pytest.approx(2 / 3, abs=1e-3)
+    # a change alone is no fault seen: the healthy reading still counts against it
+    assert hyp(("git_log", S), ("loki_query", R)).confidence == pytest.approx(0.5)
 
 
 def test_the_graph_decides_nothing_once_an_independent_source_judged() -> None:
@@ -133,7 +138,7 @@ def test_the_graph_decides_nothing_once_an_independent_source_judged() -> None:
         ((("git_log", S),), 2 / 3),  # rule of succession: (1 + 1) / (1 + 0 + 2)
         ((("git_log", S), ("prometheus_query", S)), 3 / 4),
         ((("git_log", S), ("prometheus_query", S), ("loki_query", S)), 4 / 5),
-        ((("git_log", S), ("prometheus_query", S), ("k8s_events", R)), 3 / 5),
+        ((("git_log", S), ("prometheus_query", S), ("k8s_events", R)), 3 / 4),  # no trial
         ((("git_log", S), ("prometheus_query", R)), 1 / 2),  # Refuted: at most a half
         ((("prometheus_query", R),), 0.1 * 0.5),  # no line for: the prior's share
     ],
