@@ -71,6 +71,7 @@ ERROR_RISE = 2.0
 P95_RISE = 1.5
 """p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
 P95_RISE_MIN_S = 0.1
+RESOURCES = frozenset({"cpu", "memory"})
 RESOURCE_RISE = 2.0
 """CPU cores or working-set bytes at least doubled vs the baseline supports: the doubling is
 the read path's unit of change (`rca.series`). Resources have no healthy level without the
@@ -206,6 +207,15 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             facts.update(baseline=found, baseline_window=list(older))
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
+    inner = _inner_baseline(ctx, win, facts)
+    if facts["baseline"] is None and signal in RESOURCES and inner is not None:
+        span = inner[1] - inner[0]
+        found = instant(ctx, promql(ctx.promql, template, service, span), inner[1])
+        if isinstance(found, ToolResult):
+            return found
+        if found is not None:
+            facts.update(inner_baseline=found, inner_baseline_window=list(inner))
+            last += f"; the plan's baseline before them {_show(signal, found)}"
     if facts.get("latest") is not None:
         base = facts.get("baseline_window") or win.baseline
         latest_q = promql(ctx.promql, template, service, ctx.rate_window_s, _unit(ctx, signal))
@@ -301,6 +311,18 @@ def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None
     return base
 
 
+def _inner_baseline(
+    ctx: ToolContext, win: Windows, facts: Mapping[str, Any]
+) -> tuple[float, float] | None:
+    """The read path's baseline where it lies inside the long window, ending before the
+    shorter windows start: there it is what was before them, as the plan compared."""
+    base = ctx.plan.baseline if ctx.plan is not None else None
+    spans = [float(facts[f"{key}_s"]) for key in SHORTER if facts.get(key) is not None]
+    if base is None or not spans or not win.start <= base[0] < base[1] <= win.end - max(spans):
+        return None
+    return base
+
+
 def _show(signal: str, value: float | None) -> str:
     if value is None:
         return "no data"
@@ -336,6 +358,12 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
         return Verdict.SUPPORTS
     if verdicts == {Verdict.REFUTES}:
         return Verdict.REFUTES
+    inner = optional_number(result.data.get("inner_baseline"))
+    if b is None and inner is not None and any(
+        _judge(signal, float(result.data[key]), inner, part) == Verdict.SUPPORTS
+        for key, part in shares.items() if key in SHORTER
+    ):  # fmt: skip
+        return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
 
 

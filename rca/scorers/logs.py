@@ -64,9 +64,9 @@ its total: the mean of the Beta(1/2, 1/2) posterior)."""
 LOOK_STEP_S = 60.0
 """An alert fires while its cause is present, which may have begun anywhere in the window:
 a cause present for its last part is judged on that part, not diluted by the minutes
-before it. Lines carry their own times, so the onset is scanned, a minute apart: the rate
-window of the read path's series (`Settings.metrics_window`), the finest onset the
-metrics fused with the logs can show. Each test takes the strongest look, its tail
+before it. Lines carry their own times, so the onset is scanned, a minute apart: the
+default rate window of the read path's series (`Settings.metrics_window`, 1m), the finest
+onset the metrics fused with the logs show. Each test takes the strongest look, its tail
 Bonferroni-corrected for their number (five in a five-minute window)."""
 MIN_BASELINE_LINES = 20
 """Fewer lines are too few to say which templates are usual."""

@@ -481,6 +481,27 @@ def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
     assert "baseline_window" not in with_data.data  # its own span before had data
 
 
+def test_inside_the_long_window_the_plans_baseline_judges_the_last_minutes(promurl: str) -> None:
+    """The recording begins inside the long window (a replayed case, a new service): nothing
+    before it to compare, and a level of cores says nothing alone. The plan's baseline lies
+    inside the window, ending before the last 5 minutes: against it their cores rose five
+    times, and the check supports, saying so."""
+    whole = float(STEP * POINTS)  # the long window holds all the data; nothing before it
+    alone = ToolContext(prometheus_url=promurl, at=float(END), window_s=whole)
+    cpu = call_tool(TOOL, alone, {"service": "payment", "signal": "cpu"})
+    assert cpu.data["baseline"] is None and "inner_baseline" not in cpu.data
+    assert TOOL.check(cpu, "payment", float(END), whole) == Verdict.INCONCLUSIVE
+    planned = Plan(anchor="frontend", candidates=[], baseline=(START, START + STEP * 100))
+    ctx = dataclasses.replace(alone, plan=planned)
+    cpu = call_tool(TOOL, ctx, {"service": "payment", "signal": "cpu"})
+    assert cpu.data["inner_baseline"] == pytest.approx(CORES[False], rel=1e-6)
+    assert cpu.data["short"] == pytest.approx(CORES[True], rel=1e-6)
+    assert "the plan's baseline before them 0.1 cores" in cpu.summary
+    assert TOOL.check(cpu, "payment", float(END), whole) == Verdict.SUPPORTS
+    errors = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
+    assert "inner_baseline" not in errors.data  # a ratio or a p95 has levels of its own
+
+
 def test_cpu_that_rose_supports_and_steady_memory_says_nothing(promurl: str) -> None:
     cpu, verdict = measure(promurl, "payment", "cpu")
     assert cpu.data["window"] == pytest.approx(0.5, rel=1e-6)
