@@ -72,6 +72,7 @@ P95_RISE = 1.5
 """p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
 P95_RISE_MIN_S = 0.1
 RESOURCES = frozenset({"cpu", "memory"})
+"""Signals with no healthy level: alone, a reading of them says nothing (`_judge`)."""
 RESOURCE_RISE = 2.0
 """CPU cores or working-set bytes at least doubled vs the baseline supports: the doubling is
 the read path's unit of change (`rca.series`). Resources have no healthy level without the
@@ -315,10 +316,14 @@ def _inner_baseline(
     ctx: ToolContext, win: Windows, facts: Mapping[str, Any]
 ) -> tuple[float, float] | None:
     """The read path's baseline where it lies inside the long window, ending before the
-    shorter windows start: there it is what was before them, as the plan compared."""
+    last 5 minutes start: there it is what was before them, as the plan compared. Only
+    those 5 minutes are judged against it (`_check`): one minute's reading wanders, and
+    its band is the agent's own baseline's, which is missing here."""
     base = ctx.plan.baseline if ctx.plan is not None else None
-    spans = [float(facts[f"{key}_s"]) for key in SHORTER if facts.get(key) is not None]
-    if base is None or not spans or not win.start <= base[0] < base[1] <= win.end - max(spans):
+    short_s = facts.get("short_s")
+    if base is None or short_s is None:
+        return None
+    if not win.start <= base[0] < base[1] <= win.end - float(short_s):
         return None
     return base
 
@@ -342,7 +347,9 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     refuting refutes, else inconclusive. The long window sees a fault that began up to
     `window_s` ago; the shorter ones a fault of the last minutes that it dilutes. A series
     with no data in the shorter windows stopped before the alert (a Stale edge's): what its
-    long window shows happened before this incident, so it judges nothing."""
+    long window shows happened before this incident, so it judges nothing. A cpu or memory
+    reading with no baseline of its own says nothing alone; where the plan's baseline lies
+    inside the long window (`_inner_baseline`), the last 5 minutes are judged against it."""
     if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
         return Verdict.INCONCLUSIVE
     signal = str(result.data["signal"])
@@ -359,10 +366,14 @@ def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Ver
     if verdicts == {Verdict.REFUTES}:
         return Verdict.REFUTES
     inner = optional_number(result.data.get("inner_baseline"))
-    if b is None and inner is not None and any(
-        _judge(signal, float(result.data[key]), inner, part) == Verdict.SUPPORTS
-        for key, part in shares.items() if key in SHORTER
-    ):  # fmt: skip
+    short = optional_number(result.data.get("short"))
+    # no baseline of its own: the last 5 minutes against the plan's, inside the window
+    if (
+        b is None
+        and inner is not None
+        and short is not None
+        and _judge(signal, short, inner, shares.get("short", 1.0)) == Verdict.SUPPORTS
+    ):
         return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
 
