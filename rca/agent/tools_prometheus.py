@@ -199,9 +199,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     against = win.describe()
     older = _plan_baseline(ctx, win)
     if baseline is None and older is not None:
-        span = older[1] - older[0]
-        older_q = promql(ctx.promql, template, service, span, _unit(ctx, signal))
-        found = instant(ctx, older_q, older[1])
+        found = _read_over(ctx, template, service, signal, older)
         if isinstance(found, ToolResult):
             return found
         if found is not None:
@@ -210,8 +208,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
     inner = _inner_baseline(ctx, win, facts)
     if facts["baseline"] is None and signal in RESOURCES and inner is not None:
-        span = inner[1] - inner[0]
-        found = instant(ctx, promql(ctx.promql, template, service, span), inner[1])
+        found = _read_over(ctx, template, service, signal, inner)
         if isinstance(found, ToolResult):
             return found
         if found is not None:
@@ -310,6 +307,14 @@ def _plan_baseline(ctx: ToolContext, win: Windows) -> tuple[float, float] | None
     if base is None or not base[0] < base[1] <= win.start:
         return None
     return base
+
+
+def _read_over(
+    ctx: ToolContext, template: str, service: str, signal: str, span: tuple[float, float]
+) -> float | ToolResult | None:
+    """The signal over one earlier span (a baseline the long window's step did not read)."""
+    query = promql(ctx.promql, template, service, span[1] - span[0], _unit(ctx, signal))
+    return instant(ctx, query, span[1])
 
 
 def _inner_baseline(
