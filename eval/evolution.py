@@ -160,17 +160,18 @@ def sandbox(store: GraphStore) -> Iterator[GraphStore]:
 
 def tool_context(
     settings: Settings, logs: Any = None,
-    repos: Callable[[Alert], Mapping[str, Path]] | None = None,
+    repos: Callable[[Alert], Mapping[str, Path]] | None = None, spans: Any = None,
 ) -> Context:  # fmt: skip
-    """The agent's tools as `serve` gives them (its Prometheus, the read path's logs, and
-    `repos`: the Git repositories mapped per service for an alert, as `agent_repos`)."""
+    """The agent's tools as `serve` gives them (its Prometheus, the read path's logs and
+    spans, and `repos`: the Git repositories mapped per service for an alert, as
+    `agent_repos`)."""
 
     prometheus = context_fields(settings)
 
     def make(store: GraphReader, alert: Alert, plan: Plan, knowledge: Knowledge) -> ToolContext:
         return ToolContext(store=store, alert=alert, plan=plan, at=plan.at or alert.starts_at,
                            prometheus_url=settings.agent_prometheus_url or settings.prometheus_url,
-                           logs=logs, knowledge=knowledge,
+                           logs=logs, spans=spans, knowledge=knowledge,
                            repos=dict(repos(alert)) if repos is not None else {},
                            **prometheus)  # fmt: skip
 
@@ -250,7 +251,9 @@ def evolve(
     with sandbox(store) as copy:
         planner = Planner.from_settings(settings)
         replay = IncidentReplay(copy, planner, cases_of(labelled),
-                                Diagnoser(planner, tool_context(settings), Agent()))  # fmt: skip
+                                Diagnoser(planner, tool_context(settings, planner.logs,
+                                                                spans=planner.spans),
+                                          Agent()))  # fmt: skip
         final, verdicts = evolve_with(refreshed, labelled, replay, extra)
     promoted = [v.promoted for v in verdicts if v.promoted is not None]
     if refreshed is not start:

@@ -112,7 +112,8 @@ def experiment(
 
         replayer.world = world
         context = tool_context(live, replayer.planner.logs,
-                               lambda alert: repos.get(str(alert.fingerprint), {}))  # fmt: skip
+                               lambda alert: repos.get(str(alert.fingerprint), {}),
+                               replayer.planner.spans)  # fmt: skip
         diagnose = Diagnoser(replayer.planner, context, agent)
 
         def replay(k: Knowledge, ids: Any) -> dict[str, Score]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from stackgraph.inputs import NAME_PATTERN
 from stackgraph.promql import PromQLNames
-from stackgraph.rca.model import Alert, LogSource, Plan
+from stackgraph.rca.model import Alert, LogSource, Plan, SpanSource
 
 from .calibration import OutcomeHistory
 from .evidence import Verdict
@@ -75,6 +75,9 @@ class ToolContext:
     logs: LogSource | None = None
     """The read path's log source (`logs_from_settings`: log files, or Loki's lines);
     `loki_query` reads it when no `loki_url` is set."""
+    spans: SpanSource | None = None
+    """The read path's span source (`spans_from_settings`), or None: `loki_query`'s
+    template tests read from it whose requests each line was written in."""
     repos: Mapping[str, Path] = field(default_factory=dict)
     """service name → local Git checkout (git_log / git_show)."""
     kube: Any = None

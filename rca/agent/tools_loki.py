@@ -23,8 +23,9 @@ A fault need not write the word: an exception thrown between two log statements 
 the second, and a new code path writes lines no baseline held. Where the read path's log
 source is set (`ToolContext.logs`, Loki or files), the suspect's lines also get the plan's
 template tests (`rca.scorers.logs.bursts`: templates new to the baseline, templates that
-fell silent, at the same three-sigma level), with the same frontier rule: a callee whose
-lines moved as strongly explains them. Lines that moved so support the suspect; lines
+fell silent, at the same three-sigma level, per caller where the read path's spans say
+whose request a line was written in: `ToolContext.spans`), with the same frontier rule: a
+callee whose lines moved as strongly explains them. Lines that moved so support the suspect; lines
 without an error but not as usual no longer refute it.
 """
 
@@ -36,7 +37,7 @@ from typing import Any
 
 from stackgraph.rca.model import LogSource
 
-from ..scorers.logs import bursts
+from ..scorers.logs import Caller, bursts, callers_of
 from ..windows import ALERT_LEAD_S, BASELINE_SPAN_S, Windows
 from .downstream import callees, explained_by
 from .evidence import Verdict
@@ -119,7 +120,9 @@ def _from_source(source: LogSource, service: str, word: str, win: Windows) -> Co
     return out
 
 
-def _patterns(source: LogSource, service: str, end: float) -> list[tuple[float, str]]:
+def _patterns(
+    source: LogSource, service: str, end: float, caller: Caller | None = None
+) -> list[tuple[float, str]]:
     """The plan's template tests on a service's lines (module docstring), strongest first,
     on the read path's windows ending at `end` (the ALERT_LEAD_S before it, against the
     BASELINE_SPAN_S before them: a code path silenced minutes ago is lost in a long window,
@@ -130,13 +133,14 @@ def _patterns(source: LogSource, service: str, end: float) -> list[tuple[float, 
     if not base:
         return []
     alert = [x for x in source.lines(service, win.start, win.end) if win.which(x.t) == "window"]
-    found = [(round(v, 1), why) for test, v, why in bursts(base, alert, win) if test != "errors"]
+    found = [(round(v, 1), why) for test, v, why in bursts(base, alert, win, caller)
+             if test != "errors"]  # fmt: skip
     return sorted(found, reverse=True)
 
 
-def _strength(source: LogSource, service: str, end: float) -> float:
+def _strength(source: LogSource, service: str, end: float, caller: Caller | None) -> float:
     """The strongest of a service's template tests (0 when none is out)."""
-    found = _patterns(source, service, end)
+    found = _patterns(source, service, end, caller)
     return found[0][0] if found else 0.0
 
 
@@ -194,11 +198,13 @@ def _with_patterns(
 ) -> str:
     """Adds the template tests' findings to `facts` (`patterns`, and `patterns_from`: the
     callee whose lines moved as strongly); returns what the check says of them."""
-    own = _patterns(source, service, end)
+    spans = ctx.spans.spans(end - ALERT_LEAD_S - BASELINE_SPAN_S, end) if ctx.spans else ()
+    caller = callers_of(spans)
+    own = _patterns(source, service, end, caller)
     facts["patterns"] = [list(p) for p in own]
     if not own:
         return ""
-    below = max(((_strength(source, c, end), c) for c in callees(ctx.store, service)),
+    below = max(((_strength(source, c, end, caller), c) for c in callees(ctx.store, service)),
                 default=(0.0, ""))  # fmt: skip
     text = (f"; its lines moved otherwise in the {ALERT_LEAD_S / 60:g} min before the alert "
             f"vs the {BASELINE_SPAN_S / 60:g} before: {own[0][1]}")  # fmt: skip

@@ -25,7 +25,15 @@ Per candidate, over its own log lines (`Facts.logs`):
   Per template the baseline showed, its share of the service's lines in the alert window
   against its share in the baseline (a share, so a change of load does not move it), as
   the binomial lower tail, Bonferroni-corrected over the service's templates; error-level
-  lines are left out (fewer errors is no fault). Judged with the new templates.
+  lines are left out (fewer errors is no fault). Judged with the new templates. Nor does a
+  change in who calls move it: where the spans say whose request a line was written in
+  (`callers_of`: the line's span, up to the first span of another service), a template's
+  expected share is its share of each caller's baseline lines, weighted by that caller's
+  part of the window (strata, as Mantel and Haenszel stratify a confounder). A caller
+  that stopped calling one endpoint (its own flow broke upstream) takes that endpoint's
+  lines with it; within each caller's lines nothing fell, and the service is not blamed
+  for it. The binomial with that mean share is the test: a sum of binomials with unequal
+  shares is less dispersed than it (Hoeffding, 1956), so its tail errs toward "usual".
 
 Each test looks at every stretch of the alert window that ends at the alert and starts a
 whole minute back (`LOOK_STEP_S`: the last minute, the last two, ..., the whole window), and
@@ -43,13 +51,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from drain3 import TemplateMiner
 from drain3.template_miner_config import TemplateMinerConfig
 from scipy.special import bdtr, bdtrc, pdtrc
+
+from stackgraph.ingest.lanes.telemetry import Span
 
 from ..facts import Facts
 from ..model import Evidence, LogLine
@@ -68,6 +78,8 @@ before it. Lines carry their own times, so the onset is scanned, a minute apart:
 default rate window of the read path's series (`Settings.metrics_window`, 1m), the finest
 onset the metrics fused with the logs show. Each test takes the strongest look, its tail
 Bonferroni-corrected for their number (five in a five-minute window)."""
+Caller = Callable[[LogLine], str]
+"""The service whose request a line was written in ("": unknown)."""
 MIN_BASELINE_LINES = 20
 """Fewer lines are too few to say which templates are usual."""
 ERROR_LEVELS = ("ERROR", "FATAL")
@@ -128,6 +140,10 @@ class Templates:
     alert: Counter[str]
     """Alert lines per template the baseline showed, error-level lines left out."""
     names: dict[str, str]
+    base_by: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """`base` per (caller, template): whose requests the lines were written in."""
+    alert_by: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """`alert` per (caller, template)."""
 
 
 class Learned:
@@ -147,8 +163,9 @@ class Learned:
         self.usual = [x for x, at in zip(second, at2, strict=True) if self._match(x, at) is None]
         ids += [self._add(x, at) for x, at in zip(second, at2, strict=True)]
         self.held = len(second)
-        self.base = Counter(k for k, x in zip(ids, (*first, *second), strict=True)
-                            if x.level not in ERROR_LEVELS)  # fmt: skip
+        self.kept = [(x, k) for k, x in zip(ids, (*first, *second), strict=True)
+                     if x.level not in ERROR_LEVELS]  # fmt: skip
+        self.base = Counter(k for _, k in self.kept)
         # matching adds no template, so the names are those learned
         self.names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
         self.names |= {f"at {at}": at for at in self.sites}
@@ -169,16 +186,24 @@ class Learned:
         """Each alert line with its template (None: one the baseline never showed)."""
         return [(x, self._match(x, site(x.text))) for x in alert]
 
-    def templates(self, keyed: Iterable[tuple[LogLine, str | None]]) -> Templates:
-        """Keyed alert lines (`keyed`) counted against the baseline's templates."""
+    def templates(
+        self, keyed: Iterable[tuple[LogLine, str | None]], caller: Caller | None = None
+    ) -> Templates:
+        """Keyed alert lines (`keyed`) counted against the baseline's templates; with
+        `caller`, per caller too (`dropped`)."""
         new: list[LogLine] = []
         seen: Counter[str] = Counter()
+        seen_by: Counter[tuple[str, str]] = Counter()
         for x, key in keyed:
             if key is None:
                 new.append(x)
             elif x.level not in ERROR_LEVELS:
                 seen[key] += 1
-        return Templates(new, self.usual, self.held, self.base, seen, self.names)
+                if caller is not None:
+                    seen_by[(caller(x), key)] += 1
+        base_by = Counter((caller(x), k) for x, k in self.kept) if caller else Counter()
+        return Templates(new, self.usual, self.held, self.base, seen, self.names, base_by,
+                         seen_by)  # fmt: skip
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
@@ -196,15 +221,37 @@ def dropped(t: Templates) -> tuple[float, str | None]:
         return 0.0, None
     ids = list(t.base)
     share = jeffreys_share(np.array([t.base[k] for k in ids]), n_b)
+    if t.alert_by:
+        share = _by_caller(t, ids, share, n_a)
     tail = bdtr(np.array([t.alert.get(k, 0) for k in ids]), n_a, share)
     i = int(np.argmin(tail))
     s = -math.log10(max(min(1.0, len(ids) * float(tail[i])), 1e-300))
     return (s, ids[i]) if s > 0 else (0.0, None)
 
 
+def _by_caller(
+    t: Templates, ids: Sequence[str], pooled: float | np.ndarray, n_a: int
+) -> np.ndarray:
+    """Each template's expected share of the alert window's lines, its callers' mix taken
+    as it is: per caller, its share of that caller's baseline lines (the pooled share for
+    a caller the baseline has no line of), weighted by that caller's part of the window."""
+    base_n: Counter[str] = Counter()
+    alert_n: Counter[str] = Counter()
+    for counts, by in ((base_n, t.base_by), (alert_n, t.alert_by)):
+        for (who, _), n in by.items():
+            counts[who] += n
+    out = np.zeros(len(ids))
+    for who, n in alert_n.items():
+        own = (jeffreys_share(np.array([t.base_by[(who, k)] for k in ids]), base_n[who])
+               if base_n[who] else pooled)  # fmt: skip
+        out += n / n_a * own
+    return out
+
+
 def bursts(
-    base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows
-) -> list[tuple[str, float, str]]:
+    base: Sequence[LogLine], alert: Sequence[LogLine], windows: Windows,
+    caller: Caller | None = None,
+) -> list[tuple[str, float, str]]:  # fmt: skip
     """Each out-of-band test of a service's lines, (test, surprise, why), the test one of
     "errors", "new" and "dropped": per test, the strongest of the window's looks (`looks`).
     The agent's `loki_query` runs the template tests on a suspect's lines too."""
@@ -222,12 +269,30 @@ def bursts(
         why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
         found = [("errors", surprise(errs_a, errs_b, a1 - start, b1 - b0), why)]
         if learned:
-            found += _templates(lines, learned.templates(k for k in keyed if k[0].t >= start))
+            found += _templates(lines, learned.templates((k for k in keyed if k[0].t >= start),
+                                                         caller))  # fmt: skip
         for test, s, why in found:
             s -= math.log10(len(starts))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
                 best[test] = (s, f"{why} in {where}: surprise {s:.1f}")
     return [(test, s, why) for test, (s, why) in best.items()]
+
+
+def callers_of(spans: Iterable[Span]) -> Caller | None:
+    """Who called the service a line was written in: the service of the nearest span above
+    the line's own that is another service's ("" where the spans do not say). None without
+    spans."""
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    if not by_id:
+        return None
+
+    def caller(line: LogLine) -> str:
+        span = by_id.get((line.trace_id, line.span_id))
+        while span is not None and span.service == line.service:
+            span = by_id.get((span.trace_id, span.parent_id)) if span.parent_id else None
+        return span.service if span is not None else ""
+
+    return caller
 
 
 def looks(windows: Windows) -> list[float]:
@@ -260,13 +325,14 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         return votes("logs", {}, abstained="no log lines of any candidate")
     evidence: dict[str, tuple[Evidence, ...]] = {}
     found: dict[str, list[tuple[float, str]]] = {}
+    caller = callers_of([*facts.traces[0], *facts.traces[1]])
     for name, (base, alert) in facts.logs.items():
         if not base:  # a burst is a burst against something: no baseline lines, no verdict
             evidence[name] = (Evidence("logs", f"{len(alert)} line(s) in the alert window, none "
                                        "in the baseline: nothing to compare", "logs", 0.0,
                                        f"logs:{name}"),)  # fmt: skip
             continue
-        found[name] = [(v, why) for _, v, why in bursts(base, alert, facts.windows)]
+        found[name] = [(v, why) for _, v, why in bursts(base, alert, facts.windows, caller)]
     own = {name: max(f)[0] for name, f in found.items() if f}
     calls: dict[str, set[str]] = defaultdict(set)
     for e in facts.edges:

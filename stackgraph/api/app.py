@@ -18,9 +18,9 @@ from stackgraph.memory.knowledge import LiveKnowledge, outcome_history
 from stackgraph.rca import Planner
 from stackgraph.rca.agent import Agent, AgentConfig, ToolContext
 from stackgraph.rca.agent.tools_prometheus import context_fields
-from stackgraph.rca.model import Alert, LogSource, Plan
+from stackgraph.rca.model import Alert, LogSource, Plan, SpanSource
 from stackgraph.rca.outcome import OutcomeWriter
-from stackgraph.rca.sources import logs_from_settings
+from stackgraph.rca.sources import logs_from_settings, spans_from_settings
 from stackgraph.store import GraphStore
 
 from .deps import load_token
@@ -65,6 +65,7 @@ def context_from(
     store: GraphStore,
     memory: Memory | None = None,
     logs: LogSource | None = None,
+    spans: SpanSource | None = None,
 ) -> Callable[[Alert, Plan], ToolContext]:
     """What the agent's tools may reach, from settings. `logs` is the read path's log
     source (the planner's, so log files are read once); `loki_query` reads it when no
@@ -77,7 +78,7 @@ def context_from(
         return ToolContext(
             store=store, alert=alert, plan=plan, at=alert.starts_at,
             prometheus_url=settings.agent_prometheus_url, loki_url=settings.agent_loki_url,
-            logs=logs, repos=dict(settings.agent_repos), kube=kube,
+            logs=logs, spans=spans, repos=dict(settings.agent_repos), kube=kube,
             kube_namespace=settings.agent_kube_namespace, memory=memory, **prometheus,
             knowledge=knowledge(store), history=outcome_history(store),
         )  # fmt: skip
@@ -146,8 +147,9 @@ def create_app(
                                lease_wait_s=settings.api_lease_wait_s)  # fmt: skip
         planner = Planner.from_settings(settings) if plan_fn is None else None
         logs = planner.logs if planner is not None else logs_from_settings(settings)
+        spans = planner.spans if planner is not None else spans_from_settings(settings)
         checker = agent or agent_from(settings)
-        contexts = context_fn or context_from(settings, reader, mem, logs)
+        contexts = context_fn or context_from(settings, reader, mem, logs, spans)
         escalation = (Escalation(planner, checker, contexts, settings.investigate_attempts)
                       if planner is not None else None)  # fmt: skip
         service = IncidentService(

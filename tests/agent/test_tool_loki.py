@@ -27,7 +27,7 @@ from stackgraph.rca.agent import (
     default_tools,
     floor_args,
 )
-from stackgraph.rca.sources import FileLogs
+from stackgraph.rca.sources import FileLogs, FileSpans
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
@@ -225,6 +225,36 @@ def test_a_code_path_that_fell_silent_supports_without_an_error_line(
     assert result.data["patterns_from"] == "route" and verdict == Verdict.INCONCLUSIVE
     assert "route, which it calls, moved as strongly" in result.summary
     assert run(ctx, "travel")[1] == Verdict.SUPPORTS  # without the graph: no callee known
+
+
+def test_a_template_that_fell_with_its_callers_calls_moves_nothing(tmp_path: Path) -> None:
+    """As the plan's template tests: route's first endpoint, which travel and basic call,
+    loses its share of route's lines when travel stops calling. With the read path's spans
+    the check sees whose requests the lines were written in: per caller nothing moved, and
+    lines without the word refute route again; without them the fall still supports it."""
+    docs, rows = [], ["trace_id,span_id,parent_span_id,service,duration_ms,start_unix_s"]
+    calls = [("travel", AT - 1500, 150, 8.0, ("#47",)), ("basic", AT - 1500, 100, 12.0,
+             ("#47", "#53")), ("basic", AT - 300, 40, 7.0, ("#47", "#53"))]  # fmt: skip
+    for caller, t0, n, every, said in calls:
+        for i in range(n):
+            t, trace = t0 + every * i, f"{caller}{t0:.0f}x{i}"
+            rows += [f"{trace},c,,{caller},5,{t}", f"{trace},s,c,route,3,{t}"]
+            docs.append(
+                {
+                    "labels": {"service_name": "route", "trace_id": trace, "span_id": "s"},
+                    "timestamp": str(round(t * 1e9)),
+                    "line": f"INFO r.c.RouteController{said[i % len(said)]} {i}",
+                }
+            )
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "export.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "spans.csv").write_text("\n".join(rows) + "\n")
+    ctx = ToolContext(logs=FileLogs(tmp_path / "logs"), at=AT, window_s=WINDOW)
+    result, verdict = run(ctx, "route")
+    assert verdict == Verdict.SUPPORTS and "r.c.RouteController#47" in result.summary
+    result, verdict = run(dataclasses.replace(ctx, spans=FileSpans(tmp_path / "spans.csv")),
+                          "route")  # fmt: skip
+    assert result.data["patterns"] == [] and verdict == Verdict.REFUTES, result.summary
 
 
 def test_a_service_that_does_not_log_is_no_data(ctx: ToolContext) -> None:

@@ -13,10 +13,12 @@ from sgtest import serve_http
 
 from stackgraph.errors import ConfigError, InputError, SourceUnavailable
 from stackgraph.eval.promserver import free_port
+from stackgraph.ingest.lanes.telemetry import Span
 from stackgraph.rca.facts import EdgeFact, Facts
 from stackgraph.rca.model import LogLine
 from stackgraph.rca.scorers.logs import (
     OUT_P,
+    callers_of,
     dropped,
     logs,
     looks,
@@ -253,6 +255,59 @@ def test_a_template_that_fell_silent_votes_a_fall_in_load_does_not() -> None:
     assert any("a code path that stopped running" in e.summary for e in sig.evidence["broken"])
     t = mine(base, served(T0, 10, 12.0), mid=T0 - 300)
     assert dropped(t)[0] < 1 and sum(t.base.values()) == 400  # the error lines left out
+
+
+def _served(
+    service: str, caller: str, t0: float, n: int, every: float, said: tuple[str, ...]
+) -> tuple[list[LogLine], list[Span]]:
+    """n requests from `caller`, `every` s apart, each a caller span, the service's span
+    under it, and one line per statement `said` (cycled through) written in it."""
+    out: tuple[list[LogLine], list[Span]] = ([], [])
+    for i in range(n):
+        t, trace = t0 + every * i, f"{caller}-{service}-{t0:.0f}-{i}"
+        out[1].extend((Span(trace, "c", "", caller, "", 5.0, t),
+                       Span(trace, "s", "c", service, "", 3.0, t)))  # fmt: skip
+        out[0].append(LogLine(t, service, "INFO", f"12:00:00.000 INFO  {said[i % len(said)]} "
+                              f"request {i}", trace, "s"))  # fmt: skip
+    return out
+
+
+def test_a_template_that_fell_with_its_callers_calls_is_their_mix_not_a_silenced_path() -> None:
+    """route serves two endpoints: travel calls the first, basic both, turn about. When
+    travel stops calling (its own flow broke), the first's share of route's lines falls,
+    yet per caller each share is as it was: its callers' mix, not a code path that
+    stopped in route, so it does not vote. price, whose second statement fell silent while
+    basic still calls it, does, as it would without spans."""
+    windows = Windows((T0, T0 + 300), (T0 - 1200, T0))
+    q47, q53 = "r.c.RouteController#47", "r.c.RouteController#53"
+    p39, p46 = "p.c.PriceController#39", "p.c.PriceController#46"
+    parts = [
+        _served("route", "travel", T0 - 1200, 150, 8.0, (q47,)),
+        _served("route", "basic", T0 - 1200, 100, 12.0, (q47, q53)),
+        _served("route", "basic", T0, 40, 7.0, (q47, q53)),
+        _served("price", "basic", T0 - 1200, 200, 6.0, (p39, p46)),
+        _served("price", "basic", T0, 40, 7.0, (p39,)),
+    ]
+    lines = [x for ls, _ in parts for x in ls]
+    spans = [s for _, ss in parts for s in ss]
+
+    def facts(traces: tuple[list[Span], list[Span]]) -> Facts:
+        return Facts(anchor="gateway", windows=windows, traces=traces, logs={
+            svc: (tuple(x for x in lines if x.service == svc and x.t < T0),
+                  tuple(x for x in lines if x.service == svc and x.t >= T0))
+            for svc in ("route", "price")})  # fmt: skip
+
+    alone = logs(facts(([], [])), {})
+    assert set(alone.scores) == {"route", "price"}  # a fall in share, whoever called
+    traced = logs(
+        facts(([s for s in spans if s.end_s < T0], [s for s in spans if s.end_s >= T0])), {}
+    )
+    assert set(traced.scores) == {"price"}
+    assert traced.scores["price"] == alone.scores["price"]  # one caller: the same test
+    caller = callers_of(spans)
+    assert caller is not None and callers_of([]) is None
+    assert {caller(x) for x in lines if x.service == "route"} == {"travel", "basic"}
+    assert caller(LogLine(T0, "route", "INFO", "no span")) == ""
 
 
 @pytest.mark.parametrize(
