@@ -166,6 +166,7 @@ class Learned:
         self.kept = [(x, k) for k, x in zip(ids, (*first, *second), strict=True)
                      if x.level not in ERROR_LEVELS]  # fmt: skip
         self.base = Counter(k for _, k in self.kept)
+        self._by: Counter[tuple[str, str]] | None = None
         # matching adds no template, so the names are those learned
         self.names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
         self.names |= {f"at {at}": at for at in self.sites}
@@ -201,7 +202,11 @@ class Learned:
                 seen[key] += 1
                 if caller is not None:
                     seen_by[(caller(x), key)] += 1
-        base_by = Counter((caller(x), k) for x, k in self.kept) if caller else Counter()
+        base_by: Counter[tuple[str, str]] = Counter()
+        if caller is not None:
+            if self._by is None:  # the baseline's callers once, whatever the look
+                self._by = Counter((caller(x), k) for x, k in self.kept)
+            base_by = self._by
         return Templates(new, self.usual, self.held, self.base, seen, self.names, base_by,
                          seen_by)  # fmt: skip
 
