@@ -319,9 +319,12 @@ def _templates(alert: Sequence[LogLine], t: Templates) -> list[tuple[str, float,
     s, k = dropped(t)
     if k is not None:
         n_b, n_a = sum(t.base.values()), sum(t.alert.values())
+        callers = len({who for who, _ in t.alert_by})
+        mix = f", its {callers} caller(s)' mix taken as it is" if t.alert_by else ""
         found.append(("dropped", s, f"{t.alert.get(k, 0)} of {n_a} line(s) of the template "
                       f"{t.names[k][:120]!r}, {t.base[k]} of {n_b} in the baseline (over "
-                      f"{len(t.base)} templates): a code path that stopped running"))  # fmt: skip
+                      f"{len(t.base)} templates{mix}): a code path that stopped "
+                      "running"))  # fmt: skip
     return found
 
 

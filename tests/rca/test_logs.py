@@ -304,6 +304,7 @@ def test_a_template_that_fell_with_its_callers_calls_is_their_mix_not_a_silenced
     )
     assert set(traced.scores) == {"price"}
     assert traced.scores["price"] == alone.scores["price"]  # one caller: the same test
+    assert any("its 1 caller(s)' mix taken as it is" in e.summary for e in traced.evidence["price"])
     caller = callers_of(spans)
     assert caller is not None and callers_of([]) is None
     assert {caller(x) for x in lines if x.service == "route"} == {"travel", "basic"}
