@@ -293,9 +293,11 @@ def callers_of(spans: Iterable[Span]) -> Caller | None:
 
     def caller(line: LogLine) -> str:
         span = by_id.get((line.trace_id, line.span_id))
-        while span is not None and span.service == line.service:
+        seen: set[str] = set()  # a span that is its own ancestor (bad input) ends the walk
+        while span is not None and span.service == line.service and span.span_id not in seen:
+            seen.add(span.span_id)
             span = by_id.get((span.trace_id, span.parent_id)) if span.parent_id else None
-        return span.service if span is not None else ""
+        return span.service if span is not None and span.service != line.service else ""
 
     return caller
 

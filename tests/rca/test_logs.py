@@ -309,6 +309,9 @@ def test_a_template_that_fell_with_its_callers_calls_is_their_mix_not_a_silenced
     assert caller is not None and callers_of([]) is None
     assert {caller(x) for x in lines if x.service == "route"} == {"travel", "basic"}
     assert caller(LogLine(T0, "route", "INFO", "no span")) == ""
+    looped = callers_of([Span("t", "a", "b", "route", "", 1.0, T0),
+                         Span("t", "b", "a", "route", "", 1.0, T0)])  # fmt: skip
+    assert looped is not None and looped(LogLine(T0, "route", "INFO", "x", "t", "a")) == ""
 
 
 @pytest.mark.parametrize(
