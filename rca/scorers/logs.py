@@ -29,7 +29,8 @@ Per candidate, over its own log lines (`Facts.logs`):
   change in who calls move it: where the spans say whose request a line was written in
   (`callers_of`: the line's span, up to the first span of another service), a template's
   expected share is its share of each caller's baseline lines, weighted by that caller's
-  part of the window (strata, as Mantel and Haenszel stratify a confounder). A caller
+  part of the window (strata, as Mantel and Haenszel stratify a confounder; lines of an
+  unknown caller keep the pooled share). A caller
   that stopped calling one endpoint (its own flow broke upstream) takes that endpoint's
   lines with it; within each caller's lines nothing fell, and the service is not blamed
   for it. The binomial with that mean share is the test: a sum of binomials with unequal
@@ -238,8 +239,11 @@ def _by_caller(
     t: Templates, ids: Sequence[str], pooled: float | np.ndarray, n_a: int
 ) -> np.ndarray:
     """Each template's expected share of the alert window's lines, its callers' mix taken
-    as it is: per caller, its share of that caller's baseline lines (the pooled share for
-    a caller the baseline has no line of), weighted by that caller's part of the window."""
+    as it is: per caller, its share of that caller's baseline lines, weighted by that
+    caller's part of the window. Lines whose caller is unknown (a span not yet ended when
+    the window was read, an untraced job) and callers the baseline has no line of get the
+    pooled share: unknown is no stratum, the lines of a few untraced jobs would stand for
+    all of them."""
     base_n: Counter[str] = Counter()
     alert_n: Counter[str] = Counter()
     for counts, by in ((base_n, t.base_by), (alert_n, t.alert_by)):
@@ -248,7 +252,7 @@ def _by_caller(
     out = np.zeros(len(ids))
     for who, n in alert_n.items():
         own = (jeffreys_share(np.array([t.base_by[(who, k)] for k in ids]), base_n[who])
-               if base_n[who] else pooled)  # fmt: skip
+               if who and base_n[who] else pooled)  # fmt: skip
         out += n / n_a * own
     return out
 

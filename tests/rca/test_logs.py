@@ -314,6 +314,22 @@ def test_a_template_that_fell_with_its_callers_calls_is_their_mix_not_a_silenced
     assert looped is not None and looped(LogLine(T0, "route", "INFO", "x", "t", "a")) == ""
 
 
+def test_lines_of_an_unknown_caller_keep_the_pooled_share() -> None:
+    """Requests still in flight when the window was read have no span yet: their lines'
+    caller is unknown. A few untraced lines of a job in the baseline do not stand for them
+    (as a stratum of their own they would, and the job's template would have "fallen")."""
+    windows = Windows((T0, T0 + 300), (T0 - 1200, T0))
+    lines, spans = _served("svc", "web", T0 - 1200, 200, 6.0, ("a.B#10", "a.B#20"))
+    lines += [LogLine(T0 - 900 + 60 * i, "svc", "INFO", f"INFO  a.Job#99 run {i}", f"j{i}", "x")
+              for i in range(4)]  # fmt: skip
+    alert, alert_spans = _served("svc", "web", T0, 60, 5.0, ("a.B#10", "a.B#20"))
+    in_flight = {(x.trace_id, "s") for x in alert[30:]}
+    alert_spans = [s for s in alert_spans if (s.trace_id, s.span_id) not in in_flight]
+    facts = Facts(anchor="web", windows=windows, traces=(spans, alert_spans),
+                  logs={"svc": (tuple(lines), tuple(alert))})  # fmt: skip
+    assert logs(facts, {}).scores == {}
+
+
 @pytest.mark.parametrize(
     ("text", "at"),
     [
