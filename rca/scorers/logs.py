@@ -32,8 +32,9 @@ Per candidate, over its own log lines (`Facts.logs`):
   part of the window (strata, as Mantel and Haenszel stratify a confounder; lines of an
   unknown caller keep the pooled share). A caller that stopped calling one endpoint (its
   own flow broke upstream) takes that endpoint's lines with it; within each caller's lines
-  nothing fell, and the service is not blamed for it. The binomial with that mean share is the test: a sum of binomials with unequal
-  shares is less dispersed than it (Hoeffding, 1956), so its tail errs toward "usual".
+  nothing fell, and the service is not blamed for it. The binomial with that mean share is
+  the test: a sum of binomials with unequal shares is less dispersed than it (Hoeffding,
+  1956), so its tail errs toward "usual".
 
 Each test looks at every stretch of the alert window that ends at the alert and starts a
 whole minute back (`LOOK_STEP_S`: the last minute, the last two, ..., the whole window), and
