@@ -206,8 +206,8 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             facts.update(baseline=found, baseline_window=list(older))
             against = (f"the {win.span_s / 60:g} min before the alert vs the plan's baseline, "
                        f"{(win.start - older[1]) / 3600:.1f} h earlier")  # fmt: skip
-    inner = _inner_baseline(ctx, win, facts)
-    if facts["baseline"] is None and signal in RESOURCES and inner is not None:
+    inner = _inner_baseline(ctx, win, facts) if signal in RESOURCES else None
+    if facts["baseline"] is None and inner is not None:
         found = _read_over(ctx, template, service, signal, inner)
         if isinstance(found, ToolResult):
             return found
@@ -401,7 +401,7 @@ def _judge(signal: str, w: float, b: float | None, share: float) -> Verdict:
         if w <= P95_STEADY * b and w < P95_OK_S:
             return Verdict.REFUTES
         return Verdict.INCONCLUSIVE
-    if signal in {"cpu", "memory"}:
+    if signal in RESOURCES:
         rose = b is not None and b > 0 and w >= RESOURCE_RISE * b
         return Verdict.SUPPORTS if rose else Verdict.INCONCLUSIVE
     # restarts: any restart in the window, more than the baseline's pace over its length

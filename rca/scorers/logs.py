@@ -54,6 +54,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from drain3 import TemplateMiner
@@ -147,11 +148,18 @@ class Templates:
     """`alert` per (caller, template)."""
 
 
+Keyed = tuple[LogLine, str | None, str]
+"""An alert line, its template (None: one the baseline never showed) and its caller."""
+
+
 class Learned:
     """A service's baseline lines by template: by caller site where a line names one, else
-    by drain3 cluster; fed the baseline's halves (before and from `mid`) in turn."""
+    by drain3 cluster; fed the baseline's halves (before and from `mid`) in turn. With
+    `caller`, by caller too (`dropped`)."""
 
-    def __init__(self, base: Sequence[LogLine], mid: float | None = None) -> None:
+    def __init__(
+        self, base: Sequence[LogLine], mid: float | None = None, caller: Caller | None = None
+    ) -> None:
         config = TemplateMinerConfig()
         config.profiling_enabled = False
         self.drain = TemplateMiner(config=config)
@@ -164,10 +172,11 @@ class Learned:
         self.usual = [x for x, at in zip(second, at2, strict=True) if self._match(x, at) is None]
         ids += [self._add(x, at) for x, at in zip(second, at2, strict=True)]
         self.held = len(second)
-        self.kept = [(x, k) for k, x in zip(ids, (*first, *second), strict=True)
-                     if x.level not in ERROR_LEVELS]  # fmt: skip
-        self.base = Counter(k for _, k in self.kept)
-        self._by: Counter[tuple[str, str]] | None = None
+        kept = [(x, k) for k, x in zip(ids, (*first, *second), strict=True)
+                if x.level not in ERROR_LEVELS]  # fmt: skip
+        self.base = Counter(k for _, k in kept)
+        self.caller = caller
+        self.base_by = Counter((caller(x), k) for x, k in kept) if caller else Counter()
         # matching adds no template, so the names are those learned
         self.names = {f"drain {c.cluster_id}": c.get_template() for c in self.drain.drain.clusters}
         self.names |= {f"at {at}": at for at in self.sites}
@@ -184,32 +193,24 @@ class Learned:
         cluster = self.drain.match(x.text)
         return None if cluster is None else f"drain {cluster.cluster_id}"
 
-    def keyed(self, alert: Sequence[LogLine]) -> list[tuple[LogLine, str | None]]:
-        """Each alert line with its template (None: one the baseline never showed)."""
-        return [(x, self._match(x, site(x.text))) for x in alert]
+    def keyed(self, alert: Sequence[LogLine]) -> list[Keyed]:
+        """Each alert line with its template and its caller ("" without `caller`)."""
+        who = self.caller or (lambda _: "")
+        return [(x, self._match(x, site(x.text)), who(x)) for x in alert]
 
-    def templates(
-        self, keyed: Iterable[tuple[LogLine, str | None]], caller: Caller | None = None
-    ) -> Templates:
-        """Keyed alert lines (`keyed`) counted against the baseline's templates; with
-        `caller`, per caller too (`dropped`)."""
+    def templates(self, keyed: Iterable[Keyed]) -> Templates:
+        """Keyed alert lines (`keyed`) counted against the baseline's templates."""
         new: list[LogLine] = []
         seen: Counter[str] = Counter()
         seen_by: Counter[tuple[str, str]] = Counter()
-        for x, key in keyed:
+        for x, key, who in keyed:
             if key is None:
                 new.append(x)
             elif x.level not in ERROR_LEVELS:
                 seen[key] += 1
-                if caller is not None:
-                    seen_by[(caller(x), key)] += 1
-        base_by: Counter[tuple[str, str]] = Counter()
-        if caller is not None:
-            if self._by is None:  # the baseline's callers once, whatever the look
-                self._by = Counter((caller(x), k) for x, k in self.kept)
-            base_by = self._by
-        return Templates(new, self.usual, self.held, self.base, seen, self.names, base_by,
-                         seen_by)  # fmt: skip
+                seen_by[(who, key)] += 1
+        return Templates(new, self.usual, self.held, self.base, seen, self.names, self.base_by,
+                         seen_by if self.caller else Counter())  # fmt: skip
 
 
 def mine(base: Sequence[LogLine], alert: Sequence[LogLine], mid: float | None = None) -> Templates:
@@ -266,7 +267,7 @@ def bursts(
     The agent's `loki_query` runs the template tests on a suspect's lines too."""
     (a0, a1), (b0, b1) = windows.alert, windows.baseline
     mid = b0 + (b1 - b0) / 2
-    learned = Learned(base, mid) if len(base) >= MIN_BASELINE_LINES else None
+    learned = Learned(base, mid, caller) if len(base) >= MIN_BASELINE_LINES else None
     keyed = learned.keyed(alert) if learned else []
     errs_b = sum(1 for x in base if x.level in ERROR_LEVELS)
     best: dict[str, tuple[float, str]] = {}
@@ -278,8 +279,7 @@ def bursts(
         why = f"{errs_a} error line(s), {errs_b} in the baseline ({len(base)} line(s))"
         found = [("errors", surprise(errs_a, errs_b, a1 - start, b1 - b0), why)]
         if learned:
-            found += _templates(lines, learned.templates((k for k in keyed if k[0].t >= start),
-                                                         caller))  # fmt: skip
+            found += _templates(lines, learned.templates(k for k in keyed if k[0].t >= start))
         for test, s, why in found:
             s -= math.log10(len(starts))
             if s >= -math.log10(OUT_P) and s > best.get(test, (0.0, ""))[0]:
@@ -339,7 +339,7 @@ def logs(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         return votes("logs", {}, abstained="no log lines of any candidate")
     evidence: dict[str, tuple[Evidence, ...]] = {}
     found: dict[str, list[tuple[float, str]]] = {}
-    caller = callers_of([*facts.traces[0], *facts.traces[1]])
+    caller = callers_of(chain(*facts.traces))
     for name, (base, alert) in facts.logs.items():
         if not base:  # a burst is a burst against something: no baseline lines, no verdict
             evidence[name] = (Evidence("logs", f"{len(alert)} line(s) in the alert window, none "
