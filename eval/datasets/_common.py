@@ -32,11 +32,13 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,15 +93,30 @@ def open_text(path: Path) -> io.TextIOBase:
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a (possibly gzipped) CSV file."""
-    with open_text(path) as fh:
-        reader: Iterator[list[str]] = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DatasetError(f"empty CSV file {path}") from None
-        rows = [r for r in reader if r]
+    """Header and rows of a (possibly gzipped) CSV file. A file that cannot be read whole
+    (cut short, not gzip, not UTF-8, not CSV) is a DatasetError naming it: a bare EOFError
+    reads as "Aborted." at the command line, which names nothing."""
+    try:
+        with open_text(path) as fh:
+            reader: Iterator[list[str]] = csv.reader(fh)
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise DatasetError(f"empty CSV file {path}") from None
+            rows = [r for r in reader if r]
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"cannot read {path}: {exc}") from exc
     return header, rows
+
+
+def read_json(path: Path) -> Any:
+    """A label file's JSON; a DatasetError naming it when it is missing or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"missing label file {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"cannot read {path}: {exc}") from exc
 
 
 def to_float(s: str) -> float:

@@ -24,7 +24,6 @@ and the ``Node*`` columns (no per-service exporter meaning); the per-pod
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from ._common import (
     parse_go_time,
     parse_utc,
     read_csv,
+    read_json,
     require_dir,
     to_float,
 )
@@ -83,7 +83,14 @@ def read_table(path: Path, time_col: str) -> tuple[np.ndarray, dict[str, np.ndar
     if time_col not in header:
         raise DatasetError(f"{path}: no {time_col!r} column")
     ti = header.index(time_col)
-    times = np.array([parse_go_time(r[ti]) for r in rows], dtype=np.float64)
+    times = np.empty(len(rows), dtype=np.float64)
+    for n, r in enumerate(rows):
+        try:
+            times[n] = parse_go_time(r[ti])
+        except (IndexError, ValueError) as exc:
+            cell = r[ti] if ti < len(r) else "nothing"
+            raise DatasetError(f"{path}: row {n + 2}: {time_col} is {cell!r:.60}, not a time like "
+                               f"'2022-08-22 03:51:19.607 +0000 UTC' ({exc})") from exc  # fmt: skip
     cols: dict[str, np.ndarray] = {}
     for j, name in enumerate(header):
         if name in _SKIP_COLS or name.lower() in {"time", "timestamp"}:
@@ -140,11 +147,18 @@ def faults(day_dir: Path) -> list[tuple[float, str, str, str]]:
     path = day_dir / f"{date}-fault_list.json"
     if not path.exists():
         raise DatasetError(f"{day_dir}: missing label file {path.name}")
-    data = json.loads(path.read_text())
+    data = read_json(path)
     out = []
-    for items in data.values():
-        for it in items:
-            out.append((parse_utc(it["inject_time"]), it["inject_pod"], it["inject_type"], date))
+    try:
+        for items in data.values():
+            for it in items:
+                out.append((parse_utc(it["inject_time"]), it["inject_pod"], it["inject_type"],
+                            date))  # fmt: skip
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise DatasetError(
+            f"{path}: expected {{group: [{{inject_time, inject_pod, "
+            f"inject_type}}, ...]}} ({type(exc).__name__}: {exc})"
+        ) from exc
     return out
 
 

@@ -47,7 +47,6 @@ Changes: one ``ChangeEvent(service, "v2", release_time)`` per released service.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -63,6 +62,7 @@ from ._common import (
     entry_service,
     neighbours,
     read_csv,
+    read_json,
     require_dir,
     spread_to_callers,
     to_float,
@@ -86,7 +86,8 @@ def pod_to_service(pod: str) -> str:
 
 
 def _snap(ts: float) -> float:
-    return round(ts / _STEP) * _STEP
+    """To the minute; a junk timestamp stays NaN (a gap)."""
+    return round(ts / _STEP) * _STEP if np.isfinite(ts) else np.nan
 
 
 @dataclass
@@ -117,7 +118,9 @@ def _load_case(case_dir: Path) -> _Parsed:
         idx = {k: header.index(k) for k in (_CPU, _MEM, _LAT) if k in header}
         acc = pods[(pod_to_service(pod), pod)]
         for r in rows:
-            t = _snap(to_float(r[ti]))
+            t = _snap(to_float(r[ti]) if ti < len(r) else np.nan)
+            if not np.isfinite(t):
+                continue
             for k, j in idx.items():
                 acc[k].setdefault(t, to_float(r[j]) if j < len(r) else np.nan)
     # service -> column -> minute -> values over its pods
@@ -150,7 +153,7 @@ def _edge_table(path: Path) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarra
     if "timestamp" not in header:
         raise DatasetError(f"{path}: no 'timestamp' column")
     ti = header.index("timestamp")
-    times = np.array([_snap(to_float(r[ti])) for r in rows])
+    times = np.array([_snap(to_float(r[ti]) if ti < len(r) else np.nan) for r in rows])
     cols: dict[tuple[str, str], np.ndarray] = {}
     for j, name in enumerate(header):
         if "_" in name and name not in {"time", "timestamp"}:
@@ -199,13 +202,19 @@ def _recorded_alert(label: dict[str, Any], start: float, end: float) -> float | 
 def load(path: Path) -> list[Case]:
     """Load every ChangeRCA case under ``path`` (the ``changerca-ob`` dataset folder)."""
     dirs = _case_dirs(Path(path))
-    labels = [json.loads((d / f"{d.name}.json").read_text()) for d in dirs]
+    labels = [read_json(d / f"{d.name}.json") for d in dirs]
     starts = []
     for d, lab in zip(dirs, labels, strict=True):
-        plan = lab.get("plan") or {}
-        if not plan or "fault_release_service" not in lab:
+        plan = lab.get("plan") if isinstance(lab, dict) else None
+        if not isinstance(plan, dict) or not plan or "fault_release_service" not in lab:
             raise DatasetError(f"{d}: label JSON lacks 'plan' or 'fault_release_service'")
-        starts.append(float(min(p["release_time"] for p in plan.values())))
+        try:
+            starts.append(float(min(p["release_time"] for p in plan.values())))
+        except (TypeError, KeyError, ValueError) as exc:
+            raise DatasetError(
+                f"{d}: a release in the label's 'plan' lacks a numeric "
+                f"'release_time' ({type(exc).__name__}: {exc})"
+            ) from exc
     nb = neighbours(starts)
     cases = []
     for d, lab, t0, (t_prev, t_next) in zip(dirs, labels, starts, nb, strict=True):

@@ -99,10 +99,14 @@ def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[Lo
             tr, sp = header.index("TraceID"), header.index("SpanID")
         except ValueError as exc:
             raise DatasetError(f"{path}: {exc}") from exc
-        for r in rows:
-            svc = pod_to_service(r[pi])
-            if svc in services and len(r) > li:
-                out.append(LogRecord(int(r[ti]) / 1e9, svc, r[li], r[tr], r[sp]))
+        for n, r in enumerate(rows, start=2):
+            svc = pod_to_service(r[pi]) if len(r) > li else ""
+            if svc in services:
+                try:
+                    out.append(LogRecord(int(r[ti]) / 1e9, svc, r[li], r[tr], r[sp]))
+                except (IndexError, ValueError) as exc:
+                    raise DatasetError(f"{path}: row {n}: TimeUnixNano is {r[ti]!r:.40}, not "
+                                       f"nanoseconds ({exc})") from exc  # fmt: skip
     return sorted(out, key=lambda x: x.t)
 
 

@@ -81,9 +81,9 @@ def _read(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if "time" not in header:
         raise DatasetError(f"{path}: no 'time' column")
     ti = header.index("time")
-    times = np.array([to_float(r[ti]) for r in rows], dtype=np.float64)
-    cols = {
-        name: np.array([to_float(r[j]) for r in rows], dtype=np.float64)
+    times = np.array([to_float(r[ti]) if ti < len(r) else np.nan for r in rows])
+    cols = {  # a short row's missing cells are gaps, as blanks are
+        name: np.array([to_float(r[j]) if j < len(r) else np.nan for r in rows])
         for j, name in enumerate(header)
         if j != ti and "_" in name
     }
