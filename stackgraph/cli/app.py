@@ -77,10 +77,10 @@ def _global(
         Path | None, typer.Option("--config", help="YAML config file (env STACKGRAPH_* wins).")
     ] = None,
     data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Data dir [env STACKGRAPH_DATA_DIR].")
+        Path | None, typer.Option("--data-dir", help="Data dir (env STACKGRAPH_DATA_DIR).")
     ] = None,
     graph: Annotated[
-        str | None, typer.Option("--graph", help="Graph key [env STACKGRAPH_GRAPH].")
+        str | None, typer.Option("--graph", help="Graph key (env STACKGRAPH_GRAPH).")
     ] = None,
 ) -> None:
     ctx.obj = State(config, data_dir, graph)

@@ -77,7 +77,7 @@ def investigate(
     ] = None,
     hops: Annotated[
         int | None,
-        typer.Option("--hops", help="Neighbourhood depth, 1..4 [default: investigate_hops]."),
+        typer.Option("--hops", help="Neighbourhood depth, 1..4 (default: investigate_hops)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="Candidates to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
