@@ -2,9 +2,9 @@
 
 ``rca_data/<date>/<date>-fault_list.json`` names the faults (``inject_time`` read as UTC;
 ``inject_timestamp`` is unreliable, see SOURCE.md); ``rca_data/<date>/metric/`` holds one
-``<pod>_metric.csv[.gz]`` per pod, a row per minute stamped at the minute's end (its
-``Time`` string; the ``TimeStamp`` column is shifted on some days), and
-``front_service.csv``, the entry KPI.
+``<pod>_metric.csv[.gz]`` per pod (a service's pods are summed), a row per minute stamped at
+the minute's end (its ``Time`` string; the ``TimeStamp`` column is shifted on some days),
+and ``front_service.csv``, the entry KPI.
 
 Pod signals (checked on the data of both systems):
 
@@ -120,26 +120,54 @@ class Pods:
 
 
 def read_pods(metric_dir: Path) -> Pods:
-    """Every pod file of a date's ``metric/`` folder (one pod per service)."""
+    """Every pod file of a date's ``metric/`` folder; a service with several (a pod replaced
+    during the day, or scaled out) is their sum (`_summed`)."""
     files = sorted(p for p in metric_dir.iterdir() if _POD_FILE.match(p.name))
     if not files:
         raise DatasetError(f"{metric_dir}: no <pod>_metric.csv[.gz] files")
-    out: list[MetricSeries] = []
-    workload: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    by_service: dict[str, list[Path]] = {}
     for f in files:
         m = _POD_FILE.match(f.name)
         assert m is not None
-        svc = pod_to_service(m.group("pod"))
-        if svc in workload:
-            raise DatasetError(f"{metric_dir}: two pods of {svc}; aggregation not implemented")
-        times, cols = read_table(f, "Time")
+        by_service.setdefault(pod_to_service(m.group("pod")), []).append(f)
+    out: list[MetricSeries] = []
+    workload: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for svc, pod_files in by_service.items():
+        tables = []
+        for f in pod_files:
+            times, cols = read_table(f, "Time")
+            wanted = [*_POD_SIGNALS, WORKLOAD]
+            tables.append((times, {c: column(f, cols, c) for c in wanted}))
+        times, cols = tables[0] if len(tables) == 1 else _summed(tables)
         for col, (signal, factor) in _POD_SIGNALS.items():
-            values = column(f, cols, col)
+            values = cols[col]
             if np.any(np.nan_to_num(values)):  # all zero all day: a pod nothing measured
                 out.append(series(svc, signal, times, values * factor))
-        workload[svc] = (times, column(f, cols, WORKLOAD))
+        workload[svc] = (times, cols[WORKLOAD])
     all_t = np.concatenate([t for t, _ in workload.values()])
     return Pods(out, workload, float(all_t.min()), float(all_t.max()) + 60.0)
+
+
+def _summed(
+    tables: list[tuple[np.ndarray, dict[str, np.ndarray]]],
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A service's pods as one: per minute (each row stamps the minute's end; pods are
+    scraped seconds apart), the sum over the pods that reported it. A service's cpu,
+    memory, traffic and operations are its pods' totals; a minute no pod reported is a gap."""
+    minute = [np.round(t / 60.0) * 60.0 for t, _ in tables]
+    grid = np.unique(np.concatenate(minute))
+    cols: dict[str, np.ndarray] = {}
+    for name in tables[0][1]:
+        total = np.zeros(len(grid))
+        seen = np.zeros(len(grid), dtype=bool)
+        for at, (_, table) in zip(minute, tables, strict=True):
+            v = table[name]
+            ok = np.isfinite(v)
+            idx = np.searchsorted(grid, at[ok])
+            np.add.at(total, idx, v[ok])
+            seen[idx] = True
+        cols[name] = np.where(seen, total, np.nan)
+    return grid, cols
 
 
 def faults(day_dir: Path) -> list[tuple[float, str, str, str]]:

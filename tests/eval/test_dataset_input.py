@@ -1,5 +1,6 @@
-"""Damaged dataset files: each is an error naming the file (and the row, where one row is
-bad), never a bare EOFError, IndexError or ValueError; a row cut short is a gap."""
+"""Dataset files as they come: a damaged one is an error naming the file (and the row,
+where one row is bad), never a bare EOFError, IndexError or ValueError; a row cut short is
+a gap; a service with two pods' files is their sum."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from stackgraph.eval.datasets import DatasetError
 from stackgraph.eval.datasets._common import read_csv, read_json
-from stackgraph.eval.datasets._nezha_format import faults, read_table
+from stackgraph.eval.datasets._nezha_format import faults, read_pods, read_table
 from stackgraph.eval.datasets.nezha_tt import _logs
 from stackgraph.eval.datasets.rcd_sockshop import _read
 
@@ -66,3 +67,27 @@ def test_a_row_cut_short_is_a_gap(tmp_path: Path) -> None:
     times, cols = _read(path)
     assert times.tolist() == [1, 2, 3]
     assert np.isnan(cols["carts_mem"][1:]).all() and np.isnan(cols["carts_cpu"][2])
+
+
+def test_a_service_with_two_pods_is_their_sum(tmp_path: Path) -> None:
+    """A pod replaced during the day leaves two metric files of one service: the old pod's
+    last minute and the new pod's first overlap, and the rest follow each other."""
+    cols = (
+        "Time,CpuUsage(m),MemoryUsage(Mi),NetworkReceiveBytes,NetworkTransmitBytes,PodWorkload(Ops)"
+    )
+
+    def pod(name: str, minutes: list[int], cpu: float) -> None:
+        rows = [f"2023-01-29 08:{m:02d}:{9 + m % 2:02d}.1 +0000 UTC m=+1.0,{cpu},1,2,3,4"
+                for m in minutes]  # fmt: skip
+        gz(tmp_path / f"{name}_metric.csv.gz", "\n".join([cols, *rows]) + "\n")
+
+    pod("ts-a-service-5f55b6cf68-77cfw", [41, 42, 43], 100.0)
+    pod("ts-a-service-7d9f8b7c5d-x2x7z", [43, 44], 50.0)
+    pod("ts-b-service-84cbf6c798-7njv6", [41, 42], 10.0)
+    pods = read_pods(tmp_path)
+    assert pods.services == ("ts-a-service", "ts-b-service")
+    cpu = {m.service: m for m in pods.series if m.name == "cpu"}
+    assert cpu["ts-a-service"].values.tolist() == [1.0, 1.0, 1.5, 0.5]
+    assert np.diff(cpu["ts-a-service"].times).tolist() == [60.0, 60.0, 60.0]
+    assert cpu["ts-b-service"].values.tolist() == [0.1, 0.1]  # one pod: as it was
+    assert pods.workload["ts-a-service"][1].tolist() == [4.0, 4.0, 8.0, 4.0]
