@@ -19,6 +19,7 @@ and seconds per incident; per gate, the proposals rejected, with examples.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,12 +158,27 @@ def experiment(
     return _report(name, rows, verdicts, knowledge, every)
 
 
+def _rejections(verdicts: list[Verdict]) -> list[dict[str, Any]]:
+    """Per kind of proposal and the gate's reason (its counts left out, so alike reasons
+    count together), how many were rejected, and the first of them: a few examples that
+    differ, rather than the first few, which are often one proposal judged again."""
+    groups: dict[tuple[str, str], list[Verdict]] = {}
+    for v in verdicts:
+        gate = v.outer if v.outer is not None and not v.outer.passed else v.inner
+        groups.setdefault((v.proposal.item.kind, re.sub(r"(?<![\d.])\d+(?![\d.])", "N", gate.why)),
+                          []).append(v)  # fmt: skip
+    out = []
+    for (kind, reason), vs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        first = vs[0]
+        gate = first.outer if first.outer is not None and not first.outer.passed else first.inner
+        out.append({"kind": kind, "reason": reason, "count": len(vs),
+                    "example": {"proposal": f"{first.proposal.op} {first.proposal.item.id}",
+                                "what": first.proposal.item.text, "why": gate.why}})  # fmt: skip
+    return out
+
+
 def _report(name: str, rows: list[dict[str, Any]], verdicts: list[tuple[int, Verdict]],
             final: Knowledge, every: int) -> dict[str, Any]:  # fmt: skip
-    def example(v: Verdict) -> dict[str, Any]:
-        gate = v.outer if v.outer is not None and not v.outer.passed else v.inner
-        return {"proposal": f"{v.proposal.op} {v.proposal.item.id}", "why": gate.why}
-
     inner = [v for _, v in verdicts if not v.inner.passed]
     outer = [v for _, v in verdicts if v.outer is not None and not v.outer.passed]
     admitted = [(at, v) for at, v in verdicts if v.promoted is not None]
@@ -174,8 +190,7 @@ def _report(name: str, rows: list[dict[str, Any]], verdicts: list[tuple[int, Ver
         "admitted_items": [{"after_incident": at, "proposal": f"{v.proposal.op} "
                             f"{v.proposal.item.id}", "data": dict(v.proposal.item.data)}
                            for at, v in admitted],
-        "rejected_examples": {"inner": [example(v) for v in inner[:3]],
-                              "outer": [example(v) for v in outer[:3]]},
+        "rejected": {"inner": _rejections(inner), "outer": _rejections(outer)},
         "knowledge_version": final.version,
         "cases": rows,
     }  # fmt: skip

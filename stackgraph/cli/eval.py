@@ -175,3 +175,7 @@ def eval_evolve(
                   f"{m['seconds_per_incident']} s")  # fmt: skip
     for item in report["admitted_items"]:
         out.print(f"  admitted after incident {item['after_incident']}: {item['proposal']}")
+    for gate, groups in report["rejected"].items():
+        for g in groups:
+            out.print(f"  rejected by the {gate} gate, {g['count']} {g['kind']} proposal(s): "
+                      f"{g['reason']}; e.g. {g['example']['what']!r}", markup=False)  # fmt: skip

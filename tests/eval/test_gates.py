@@ -180,3 +180,23 @@ def test_a_series_that_misled_plans_is_proposed_muted_and_one_that_led_right_is_
                                 lead_series=(noisy,))]  # fmt: skip
     assert not [p for p in mine(led_right, shipped(), ["default"]) if p.item.polarity == "-"]
     assert Trajectory.from_dict(runs[1].to_dict()).lead_series == (noisy, "cache/cpu/cpu")
+
+
+def test_the_experiments_report_groups_rejections_by_kind_and_reason() -> None:
+    """`stackgraph eval evolve` reports each kind of rejection once, with its count and an
+    example that names what was proposed: the first few verdicts are often one signature's
+    program choices judged alike, which says nothing of the rest."""
+    from stackgraph.eval.evolve_experiment import _rejections
+
+    names = ("errors", "saturation", "latency")
+    same = table({i: {"default", *names} for i in (*SOURCES, *BED)})
+    noops = [judge(program(p), shipped(), same, BED) for p in names]
+    rest = {a: {"errors", "default"} for a in (*SOURCES[2:], *BED)}
+    one = table({"a1": {"errors"}, "a2": {"errors", "default"}, **rest})  # within chance
+    two = table({"a1": {"errors"}, "a2": {"errors"}, **rest})
+    chance = [judge(program("errors"), shipped(), r, BED) for r in (one, two)]
+    groups = _rejections([*noops, *chance])
+    assert [(g["kind"], g["count"]) for g in groups] == [("program", 3), ("program", 2)]
+    assert "no better" in groups[0]["reason"] and "plan HighLatency:web with errors" in (
+        groups[0]["example"]["what"])  # fmt: skip
+    assert groups[1]["reason"].startswith("N incident(s) fixed against N broken")
