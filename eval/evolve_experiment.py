@@ -165,8 +165,8 @@ def _rejections(verdicts: list[Verdict]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], list[Verdict]] = {}
     for v in verdicts:
         gate = v.outer if v.outer is not None and not v.outer.passed else v.inner
-        groups.setdefault((v.proposal.item.kind, re.sub(r"(?<![\d.])\d+(?![\d.])", "N", gate.why)),
-                          []).append(v)  # fmt: skip
+        reason = re.sub(r"(?<![\d.])\d+(?![\d.])", "N", gate.why)
+        groups.setdefault((v.proposal.item.kind, reason), []).append(v)
     out = []
     for (kind, reason), vs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         first = vs[0]
