@@ -24,13 +24,12 @@ from typing import Any
 from stackgraph.config import Settings
 from stackgraph.promql import PromQLNames, Templates, duration_s, render
 
-from ..series import MIN_POINTS, out_of_band
 from ..sources.prometheus import BUILTIN_KINDS
 from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
-from .evidence import Verdict, optional_number
 from .http_get import get_json
+from .metrics_verdict import RESOURCES, SHORTER, check, judge, supporting_windows
 from .prom_reads import finite, instant, readings
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
@@ -62,33 +61,6 @@ FAILURES_RECORDED = "failures_recorded"
 """Whether Tempo recorded a failed call of any service: where none ever did (spans carry no
 status), an error ratio of 0 is not measured, and refutes nothing."""
 
-ERROR_RATIO_BAD = 0.05
-"""An error ratio at or above this in the window, at least doubled vs the baseline, supports."""
-ERROR_RATIO_OK = 0.01
-"""An error ratio below this in the window, and not doubled vs the baseline, refutes: low
-but risen is a change, not health (as latency refutes only when steady)."""
-ERROR_RISE = 2.0
-P95_RISE = 1.5
-"""p95 at least this many times the baseline's, and P95_RISE_MIN_S slower, supports."""
-P95_RISE_MIN_S = 0.1
-RESOURCES = frozenset({"cpu", "memory"})
-"""Signals with no healthy level: alone, a reading of them says nothing (`_judge`)."""
-RESOURCE_RISE = 2.0
-"""CPU cores or working-set bytes at least doubled vs the baseline supports: the doubling is
-the read path's unit of change (`rca.series`). Resources have no healthy level without the
-pod's limits, so nothing here refutes: a service can fail without using more."""
-P95_STEADY = 1.2
-P95_OK_S = 0.5
-"""p95 under this and at most P95_STEADY times the baseline's refutes."""
-P95_FAST_S = 0.3
-"""Without a baseline, a p95 at or below this refutes; none supports. A p95 has no healthy
-level that holds for every service (a booking is slow every day), so a level alone cannot
-say it changed: a signal points at a suspect only if it is worse than its own baseline
-(`rca.windows`). Errors differ: a healthy service does not fail 5% of its calls."""
-
-SHORTER = ("short", "latest")
-BAND_OF: Mapping[str, str] = MappingProxyType({"error_rate": "errors", "latency_p95": "latency"})
-"""signal → the read path's kind whose band rule (`rca.series.out_of_band`) judges it."""
 SHORT_S = ALERT_LEAD_S
 """The second, short window: the 5 minutes before the alert, over which an alerting rule's
 cause had to move (`rca.windows`). Judged beside the long one (`ToolContext.window_s`), as
@@ -97,7 +69,7 @@ The third, `latest`, is the read path's rate window (`ToolContext.rate_window_s`
 before the alert: an alert fires while its cause is present, and a fault that began a
 minute or two before it fills that window where the short one still dilutes it. One
 minute's reading wanders more than half an hour's, so it supports only beyond the band of
-the baseline's own readings over a minute (`_supporting`)."""
+the baseline's own readings over a minute (`metrics_verdict.supporting_windows`)."""
 
 
 def context_fields(settings: Settings) -> dict[str, Any]:
@@ -247,7 +219,7 @@ def _callees(
     if isinstance(rows, ToolResult):
         return f"; its calls to other services could not be read ({rows.summary})"
     facts["callees"] = rows
-    callee = explained_by(signal, facts, rows, _judge, _supporting(facts, win.span_s))
+    callee = explained_by(signal, facts, rows, judge, supporting_windows(facts, win.span_s))
     if callee is None:
         return ""
     row = next(r for r in rows if r["server"] == callee)
@@ -263,36 +235,6 @@ def _shorter(ctx: ToolContext, win: Windows) -> dict[str, float]:
         if span < longest:
             spans[key] = longest = span
     return spans
-
-
-def _shares(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
-    """Each window read, with its length over the long one's."""
-    shares = {"window": 1.0}
-    for key in SHORTER:
-        if data.get(key) is not None:
-            shares[key] = float(data.get(f"{key}_s") or long_s) / long_s
-    return shares
-
-
-def _supporting(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
-    """The windows whose reading supports (`_judge`): the latest only beyond the band of
-    the baseline's readings over as short a span (`BAND_OF`), since one minute's reading
-    wanders more than half an hour's."""
-    b = optional_number(data.get("baseline"))
-    signal = str(data["signal"])
-    return {
-        key: part
-        for key, part in _shares(data, long_s).items()
-        if _judge(signal, float(data[key]), b, part) == Verdict.SUPPORTS
-        and (key != "latest" or _beyond_band(signal, data))
-    }
-
-
-def _beyond_band(signal: str, data: Mapping[str, Any]) -> bool:
-    band = [float(v) for v in data.get("latest_band") or ()]
-    if len(band) < MIN_POINTS:
-        return False  # too few readings to know how far one minute wanders
-    return bool(out_of_band(band, [float(data["latest"])], BAND_OF.get(signal, signal))[0])
 
 
 def _span(seconds: float) -> str:
@@ -322,8 +264,8 @@ def _inner_baseline(
 ) -> tuple[float, float] | None:
     """The read path's baseline where it lies inside the long window, ending before the
     last 5 minutes start: there it is what was before them, as the plan compared. Only
-    those 5 minutes are judged against it (`_check`): one minute's reading wanders, and
-    its band is the agent's own baseline's, which is missing here."""
+    those 5 minutes are judged against it (`metrics_verdict.check`): one minute's reading
+    wanders, and its band is the agent's own baseline's, which is missing here."""
     base = ctx.plan.baseline if ctx.plan is not None else None
     short_s = facts.get("short_s")
     if base is None or short_s is None:
@@ -347,69 +289,6 @@ def _show(signal: str, value: float | None) -> str:
     return f"{value:.0f}"
 
 
-def _check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verdict:
-    """Each window judged against the baseline (`_judge`): any supporting supports, all
-    refuting refutes, else inconclusive. The long window sees a fault that began up to
-    `window_s` ago; the shorter ones a fault of the last minutes that it dilutes. A series
-    with no data in the shorter windows stopped before the alert (a Stale edge's): what its
-    long window shows happened before this incident, so it judges nothing. A cpu or memory
-    reading with no baseline of its own says nothing alone; where the plan's baseline lies
-    inside the long window (`_inner_baseline`), the last 5 minutes are judged against it."""
-    if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
-        return Verdict.INCONCLUSIVE
-    signal = str(result.data["signal"])
-    b = optional_number(result.data.get("baseline"))
-    long_s = float(result.data.get("window_s") or window_s)
-    shares = _shares(result.data, long_s)
-    verdicts = {_judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}
-    supporting = _supporting(result.data, long_s)
-    if supporting:
-        callees = result.data.get("callees") or ()
-        if explained_by(signal, result.data, callees, _judge, supporting) is not None:
-            return Verdict.INCONCLUSIVE  # the rise is a callee's, seen through the suspect
-        return Verdict.SUPPORTS
-    if verdicts == {Verdict.REFUTES}:
-        return Verdict.REFUTES
-    inner = optional_number(result.data.get("inner_baseline"))
-    short = optional_number(result.data.get("short"))
-    # no baseline of its own: the last 5 minutes against the plan's, inside the window
-    if (
-        b is None
-        and inner is not None
-        and short is not None
-        and _judge(signal, short, inner, shares.get("short", 1.0)) == Verdict.SUPPORTS
-    ):
-        return Verdict.SUPPORTS
-    return Verdict.INCONCLUSIVE
-
-
-def _judge(signal: str, w: float, b: float | None, share: float) -> Verdict:
-    """Bad in the window and worse than the baseline supports; healthy refutes; a steady
-    bad signal (chronic) or a middling one is inconclusive. `share` is the window's length
-    over the baseline's, for counts (restarts); ratios, quantiles and rates need none."""
-    if signal == "error_rate":
-        if w >= ERROR_RATIO_BAD and (b is None or w >= ERROR_RISE * b):
-            return Verdict.SUPPORTS
-        if w < ERROR_RATIO_OK and (b is None or not w > b or w < ERROR_RISE * b):
-            return Verdict.REFUTES
-        return Verdict.INCONCLUSIVE
-    if signal == "latency_p95":
-        if b is None:
-            return Verdict.REFUTES if w <= P95_FAST_S else Verdict.INCONCLUSIVE
-        if w >= P95_RISE * b and w - b >= P95_RISE_MIN_S:
-            return Verdict.SUPPORTS
-        if w <= P95_STEADY * b and w < P95_OK_S:
-            return Verdict.REFUTES
-        return Verdict.INCONCLUSIVE
-    if signal in RESOURCES:
-        rose = b is not None and b > 0 and w >= RESOURCE_RISE * b
-        return Verdict.SUPPORTS if rose else Verdict.INCONCLUSIVE
-    # restarts: any restart in the window, more than the baseline's pace over its length
-    if w >= 1 and w > (b or 0.0) * share:
-        return Verdict.SUPPORTS
-    return Verdict.INCONCLUSIVE
-
-
 def prometheus_tool() -> Tool:
     return Tool(
         name="prometheus_query",
@@ -427,7 +306,7 @@ def prometheus_tool() -> Tool:
             "required": ["service", "signal"],
         },
         run=_run,
-        check=_check,
+        check=check,
         source="Prometheus",
         prerequisites=(Prerequisite("a Prometheus URL", lambda c: bool(c.prometheus_url)),),
         timeout_s=15.0,
