@@ -31,9 +31,9 @@ from stackgraph.store import GraphStore
 from .ablation import ablations
 from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
-from .datasets.model import Case
+from .datasets.model import SERVICE_SIGNALS, Case
 from .lane_files import write_logs, write_spans
-from .openmetrics import place, write_openmetrics
+from .openmetrics import SERVICE_ERRORS_PROMQL, place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
 from .scorecard import OURS, CaseResult, scorecard
@@ -146,9 +146,16 @@ def dataset_prometheus(
         spans = write_spans(traces / "spans.csv", (s for c in cases for s in c.spans))
         with running_prometheus(Path(tmp), om) as url:
             spent["backfill_s"] = time.perf_counter() - t
-            sources = {"prometheus_url": url, "loki_url": None,
-                       "logs_path": logs if lines else None,
-                       "traces_path": traces if spans else None}  # fmt: skip
+            sources: dict[str, Any] = {
+                "prometheus_url": url, "loki_url": None,
+                "logs_path": logs if lines else None, "traces_path": traces if spans else None,
+            }  # fmt: skip
+            own = any(m.client is None and m.name in SERVICE_SIGNALS for c in cases
+                      for m in c.metrics)  # fmt: skip
+            if own and "errors" not in settings.telemetry_extra_promql:
+                # a platform whose services report their own errors reads them there
+                sources["telemetry_extra_promql"] = {**settings.telemetry_extra_promql,
+                                                     "errors": SERVICE_ERRORS_PROMQL}  # fmt: skip
             yield sources, {"series": stats.series, "samples": stats.samples,
                             "log_lines": lines, "spans": spans}  # fmt: skip
 

@@ -36,8 +36,16 @@ import numpy as np
 import numpy.typing as npt
 
 from stackgraph.promql import PromQLNames
+from stackgraph.rca.sources.prometheus import TEMPLATES as READ_PATH
 
-from .datasets.model import EDGE_SIGNALS, POD_SIGNALS, Case, DatasetError, MetricSeries
+from .datasets.model import (
+    EDGE_SIGNALS,
+    POD_SIGNALS,
+    SERVICE_SIGNALS,
+    Case,
+    DatasetError,
+    MetricSeries,
+)
 from .datasets.model import series as signal_series
 
 __all__ = [
@@ -211,6 +219,14 @@ _POD_FAMILIES = {
     "network_tx": ("container_network_transmit_bytes_total", "counter"),
     "restarts": ("kube_pod_container_status_restarts_total", "counter"),
 }
+SERVICE_ERRORS = "service_request_error_ratio"
+"""A service's own error ratio (`SERVICE_SIGNALS`), labelled `service`: as a recording rule
+over its HTTP server metrics would hold it. The read path reads it through the `errors`
+kind's replacement (`SERVICE_ERRORS_PROMQL`), Tempo's failed calls where it has none."""
+SERVICE_ERRORS_PROMQL = (
+    f"max(avg_over_time({SERVICE_ERRORS}{{service=<<service>>}}[<<window>>])) or "
+    f"({READ_PATH.load('errors')})"
+)
 _RATES = {"cpu", "network_rx", "network_tx"}
 """Pod signals stated per second and written as counters of v * STEP_S per tick."""
 
@@ -235,6 +251,8 @@ def _merged(cases: Iterable[Case]) -> dict[_Key, _Resampled]:
             if m.name in POD_SIGNALS:
                 if m.client is not None:
                     raise DatasetError(f"{case.case_id}: pod signal {m.name!r} with a client")
+            elif m.name in SERVICE_SIGNALS and m.client is None:
+                pass  # the service's own report (`SERVICE_ERRORS`)
             elif m.name in EDGE_SIGNALS:
                 if m.client is None:
                     raise DatasetError(f"{case.case_id}: edge signal {m.name!r} has no client")
@@ -342,6 +360,9 @@ def write_openmetrics(
     step = STEP_S
     for service, client, name in sorted(k for k in series if k[1] is None):
         ticks, v = series[(service, client, name)]
+        if name in SERVICE_SIGNALS:
+            w.add(SERVICE_ERRORS, "gauge", f'service="{_esc(service)}"', ticks, v)
+            continue
         sample_name, mtype = _POD_FAMILIES[name]
         pod, svc = _esc(pod_name(service)), _esc(service)
         if name.startswith("network"):

@@ -4,7 +4,8 @@
 Adding a dataset = one module with ``load(path: Path) -> list[Case]`` plus one line in
 ``ADAPTERS``. Window rules and the spreading of service-level signals onto call edges are
 shared and documented in ``_common``; each adapter's docstring says which of its columns
-became which signal (``POD_SIGNALS``, ``EDGE_SIGNALS``) and what was left out.
+became which signal (``POD_SIGNALS``, ``SERVICE_SIGNALS``, ``EDGE_SIGNALS``) and what was
+left out.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .model import (
     EDGE_SIGNALS,
     METRIC_KINDS,
     POD_SIGNALS,
+    SERVICE_SIGNALS,
     SIGNAL_KIND,
     USER,
     CallEdge,
@@ -71,6 +73,7 @@ __all__ = [
     "EDGE_SIGNALS",
     "METRIC_KINDS",
     "POD_SIGNALS",
+    "SERVICE_SIGNALS",
     "SIGNAL_KIND",
     "USER",
     "CallEdge",

@@ -44,6 +44,7 @@ from ._common import (
     read_csv,
     read_json,
     require_dir,
+    spread_to_callers,
     to_float,
 )
 from .model import CallEdge, Case, DatasetError, LogRecord, MetricSeries, series
@@ -194,14 +195,20 @@ def hms(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%H%M%S")
 
 
-def front_kpi(metric_dir: Path) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """``front_service.csv``: (times, error share or None, p95 seconds). A success rate that
-    is 0 throughout the recording while requests flow is no measurement: left out."""
+def front_kpi(metric_dir: Path, entry: str, edges: list[tuple[str, str]]) -> list[MetricSeries]:
+    """``front_service.csv``, the entry's KPI: its p95 (s) on the calls into it, and its
+    error share as the service's own report (`SERVICE_SIGNALS`: the data has no call's
+    failures, which a Tempo series on the entry's calls would claim as well). A success
+    rate that is 0 throughout the recording while requests flow is no measurement: left
+    out."""
     path = metric_dir / "front_service.csv"
     times, cols = read_table(path, "Time")
     success = column(path, cols, "SuccessRate(%)")
-    errors = None if not np.any(np.nan_to_num(success)) else 1.0 - success / 100.0
-    return times, errors, column(path, cols, "LatencyP95(s)")
+    p95 = column(path, cols, "LatencyP95(s)")
+    out = spread_to_callers(entry, edges, times, latency_server=p95, latency_client=p95)
+    if np.any(np.nan_to_num(success)):
+        out.append(series(entry, "errors", times, 1.0 - success / 100.0))
+    return out
 
 
 @dataclass

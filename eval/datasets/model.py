@@ -7,6 +7,7 @@ it into Prometheus the way a platform would hold it, and the read path can read 
 with the queries it uses live:
 
     per service, from its pods (cAdvisor, kube-state-metrics)      POD_SIGNALS
+    per service, as it reports itself (its HTTP server metrics)     SERVICE_SIGNALS
     per call edge client -> server (Tempo's service graph)          EDGE_SIGNALS
 
 A dataset column with no such meaning is left out: what no exporter publishes, no method
@@ -35,6 +36,13 @@ POD_SIGNALS: Mapping[str, str] = {
     "network_tx": "bytes sent per second",
     "restarts": "container restarts so far (a counter)",
 }
+SERVICE_SIGNALS: Mapping[str, str] = {
+    "errors": "share of the requests it answered with an error, as the service reports it, 0..1",
+}
+"""A service's own error ratio, with no client: where a dataset measured a service's errors
+(Nezha's `front_service.csv`) but not its calls' failures. Tempo records a call's failure
+from its span's status, so an edge series would say the service's spans carry one, and with
+that, that every call below it succeeded: a measurement the dataset does not hold."""
 EDGE_SIGNALS: Mapping[str, str] = {
     "requests": "requests per second",
     "errors": "share of the requests that failed, 0..1",
@@ -73,7 +81,8 @@ class MetricSeries:
     """One signal of one service (or of one call edge into it), at the data's resolution:
     a value at ``t`` covers the interval of one step ending at ``t``.
 
-    From an adapter, ``name`` is a POD_SIGNALS or EDGE_SIGNALS key; read back from a
+    From an adapter, ``name`` is a POD_SIGNALS, SERVICE_SIGNALS (no client) or EDGE_SIGNALS
+    (a client) key; read back from a
     metrics source for the baselines, it is the source's kind (``latency/from:web``)."""
 
     service: str  # the pods' service, or an edge's server (callee)

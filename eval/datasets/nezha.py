@@ -17,9 +17,11 @@ Train Ticket adapter). Besides, per date: ``dependency.csv``, ``source_50.csv``,
   the callee's ``PodWorkload(Ops)`` split evenly among its callers
   (``_common.spread_to_callers``). No per-edge error signal exists: no ``errors``.
 * Entry edge ``user -> frontend`` (the graph's entry service): ``front_service.csv`` gives
-  ``errors`` = 1 - ``SuccessRate(%)`` / 100 and ``latency_server`` = ``latency_client`` =
-  ``LatencyP95(s)``; ``requests`` = the frontend's ``PodWorkload(Ops)``. Its P50/P90/P99
-  are left out.
+  ``latency_server`` = ``latency_client`` = ``LatencyP95(s)``; ``requests`` = the
+  frontend's ``PodWorkload(Ops)``. Its ``errors`` = 1 - ``SuccessRate(%)`` / 100 is the
+  frontend's own report (``SERVICE_SIGNALS``), not the entry edge's: no call's failures
+  were recorded, and a Tempo series of them would say every call below succeeded. Its
+  P50/P90/P99 are left out.
 """
 
 from __future__ import annotations
@@ -66,9 +68,7 @@ def _load_day(root: Path, date: str) -> Day:
         for c, s in edges:
             if (c, s) in by_edge:
                 out.append(series(s, signal, et, by_edge[(c, s)], client=c))
-    ft, errors, p95 = front_kpi(metric_dir)
-    out.extend(spread_to_callers(entry, edges, ft, errors=errors, latency_server=p95,
-                                 latency_client=p95))  # fmt: skip
+    out.extend(front_kpi(metric_dir, entry, edges))
     return Day(services, edges, entry, out, pods.start, pods.end)
 
 

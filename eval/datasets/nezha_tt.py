@@ -18,7 +18,8 @@ for fault-free minutes.
 * Entry: the service of the root spans (the graph's entry) gets the edge ``user -> entry``
   from ``front_service.csv`` every minute (not from its root spans, which cover three minutes
   a fault): both latencies = ``LatencyP95(s)``; ``requests`` = its ``PodWorkload(Ops)``; its
-  ``SuccessRate(%)`` is 0 throughout the shared day (no measurement: left out).
+  ``SuccessRate(%)`` is 0 throughout the shared day (no measurement: left out; another
+  day's would be the entry's own report, ``SERVICE_SIGNALS``, as on Online Boutique).
 * Logs: every line of the known services as Loki would hold it (``LogRecord``: time, service,
   the raw line, trace and span id), read at investigation time through the log source;
   like the spans, they exist only around each fault and in the fault-free minutes.
@@ -119,13 +120,9 @@ def _load_day(root: Path, date: str) -> Day:
         raise DatasetError(f"{root}: no trace/HH_MM_trace.csv[.gz] files for {date}")
     edges, spans, kept = _span_series(sorted(files), pods.services)
     entry = entry_service(edges, pods.services)
-    ft, errors, p95 = front_kpi(metric_dir)
     wt, workload = pods.workload[entry]
-    kpi = [
-        *spread_to_callers(entry, edges, ft, errors=errors, latency_server=p95,
-                           latency_client=p95),
-        *spread_to_callers(entry, edges, wt, requests=workload),
-    ]  # fmt: skip
+    kpi = [*front_kpi(metric_dir, entry, edges),
+           *spread_to_callers(entry, edges, wt, requests=workload)]  # fmt: skip
     out = [s for s in spans if s.client != USER]  # the KPI, every minute, stands for them
     log_files = _minute_files(root / "rca_data" / date / "log", date)
     log_files += _minute_files(root / "construct_data" / date / "log", date)

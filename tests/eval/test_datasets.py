@@ -14,6 +14,7 @@ from stackgraph.eval.datasets import (
     ADAPTERS,
     EDGE_SIGNALS,
     POD_SIGNALS,
+    SERVICE_SIGNALS,
     SIGNAL_KIND,
     USER,
     Case,
@@ -173,6 +174,8 @@ def test_series_are_signals_in_window(name: str, cases_of: CaseLoader) -> None:
             assert m.service in c.services
             if m.name in POD_SIGNALS:
                 assert m.client is None
+            elif m.client is None:  # a service's own report: the entry's errors (Nezha's KPI)
+                assert m.name in SERVICE_SIGNALS and m.service == c.symptom_service
             else:
                 assert m.name in EDGE_SIGNALS and m.client is not None
                 if m.client == USER and not user_is_service:

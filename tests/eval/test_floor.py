@@ -22,7 +22,7 @@ from stackgraph.eval.harness import evaluate
 from stackgraph.store import GraphStore
 
 MEASURED_AC1 = {
-    "nezha": 0.7143,  # 40 of 56: a burst that ended is no onset (EVAL.md)
+    "nezha": 0.7321,  # 41 of 56: the entry's errors are its own report (EVAL.md)
     "changerca": 0.7059,  # 36 of 51: the sources pooled, one unit of belief each (EVAL.md)
     "rcd-sockshop": 1.0,  # 50 of 50: the baseline moved back to each case's normal recording
     "nezha-tt": 0.5357,  # 15 of 28: a template that fell with its callers' calls (EVAL.md)

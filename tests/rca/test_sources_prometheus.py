@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ from sgtest import require
 
 from stackgraph.errors import InputError, SourceUnavailable
 from stackgraph.eval.datasets.model import USER, Case, MetricSeries, series
-from stackgraph.eval.openmetrics import write_openmetrics
+from stackgraph.eval.openmetrics import SERVICE_ERRORS_PROMQL, write_openmetrics
 from stackgraph.eval.promserver import free_port, running_prometheus
 from stackgraph.prometheus import PrometheusClient
 from stackgraph.promql import PromQLNames
@@ -212,3 +214,30 @@ def test_a_dead_prometheus_is_unavailable_not_empty() -> None:
     with pytest.raises(SourceUnavailable, match="unreachable"):
         dead.kinds("api", *AFTER)
     dead.close()
+
+
+def test_a_services_own_error_ratio_is_read_where_it_reports_one(tmp_path: Path) -> None:
+    """A dataset that measured the entry's errors but no call's (`SERVICE_SIGNALS`): the
+    replay writes them as the service's own ratio, not as Tempo's failed calls into it, and
+    the read path's `errors` (as the replay configures it) reads that ratio, else Tempo's.
+    No call into it carries a failure series, so its calls show no move of errors."""
+    require(shutil.which("prometheus") is not None, "Debian prometheus")
+    require(shutil.which("promtool") is not None, "Debian promtool")
+    own = build_case("own", ["web", "api", "db"])
+    own = replace(own, metrics=(*own.metrics, series("web", "errors", TIMES, stepped(0.0, 0.1))))
+    path = tmp_path / "own.om"
+    with path.open("w", encoding="utf-8") as out:
+        write_openmetrics([own], out)
+    text = path.read_text()
+    assert 'service_request_error_ratio{service="web"}' in text
+    assert 'failed_total{client="user"' not in text  # no failed call into web is claimed
+    with running_prometheus(tmp_path, path) as url:
+        source = PrometheusMetrics(PrometheusClient(url), PromQLNames(window="1m"),
+                                   extra={"errors": SERVICE_ERRORS_PROMQL})  # fmt: skip
+        try:
+            assert values(source, "web", "errors", BEFORE) == flat(0.0)
+            assert values(source, "web", "errors", AFTER) == flat(0.1)
+            assert values(source, "api", "errors", AFTER) == flat(0.2)  # Tempo's, web -> api
+            assert values(source, "web", "errors/from:user", AFTER) == flat(0.0)
+        finally:
+            source.close()
