@@ -12,6 +12,8 @@ service-graph series; the names are those `stackgraph.rca.sources` queries:
     requests (req/s)        <requests>{client,server}          += v*15 (1 req/s if absent,
                             also on a call edge of the case that has no series at all)
     errors (ratio)          <failed>{client,server}            += ratio * requests
+    a service's own errors  service_request_error_ratio{service}  (SERVICE_SIGNALS; a gauge,
+                            as a recording rule holds it; no Tempo failed counter)
     latency_server/_client  <server_seconds>/<client_seconds>_bucket{client,server,le}
 
 Every series is resampled onto 15 s ticks (`STEP_S`, epoch multiples): a native point at
