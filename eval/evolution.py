@@ -268,7 +268,8 @@ def evolve(
         "profile_refreshed": refreshed is not start, "model": said or None,
         "dry_run": dry_run, "proposals": len(verdicts),
         "admitted": sum(1 for v in verdicts if v.promoted is not None),
-        "rejected_inner": sum(1 for v in verdicts if not v.inner.passed),
-        "rejected_outer": sum(1 for v in verdicts if v.outer is not None and not v.outer.passed),
+        "rejected_inner": sum(1 for v in verdicts if v.rejected_by is v.inner),
+        "rejected_outer": sum(1 for v in verdicts
+                              if v.rejected_by is not None and v.rejected_by is v.outer),
         "verdicts": [v.as_dict() for v in verdicts],
     }  # fmt: skip

@@ -162,25 +162,24 @@ def _rejections(verdicts: list[Verdict]) -> list[dict[str, Any]]:
     """Per kind of proposal and the gate's reason (its counts left out, so alike reasons
     count together), how many were rejected, and the first of them: a few examples that
     differ, rather than the first few, which are often one proposal judged again."""
-    groups: dict[tuple[str, str], list[Verdict]] = {}
+    groups: dict[tuple[str, str], tuple[Verdict, str, int]] = {}
     for v in verdicts:
-        gate = v.outer if v.outer is not None and not v.outer.passed else v.inner
-        reason = re.sub(r"(?<![\d.])\d+(?![\d.])", "N", gate.why)
-        groups.setdefault((v.proposal.item.kind, reason), []).append(v)
-    out = []
-    for (kind, reason), vs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        first = vs[0]
-        gate = first.outer if first.outer is not None and not first.outer.passed else first.inner
-        out.append({"kind": kind, "reason": reason, "count": len(vs),
-                    "example": {"proposal": f"{first.proposal.op} {first.proposal.item.id}",
-                                "what": first.proposal.item.text, "why": gate.why}})  # fmt: skip
-    return out
+        why = v.rejected_by.why if v.rejected_by is not None else ""
+        key = (v.proposal.item.kind, re.sub(r"(?<![\d.])\d+(?![\d.])", "N", why))
+        first, first_why, n = groups.get(key, (v, why, 0))
+        groups[key] = (first, first_why, n + 1)
+    return [
+        {"kind": kind, "reason": reason, "count": n,
+         "example": {"proposal": f"{v.proposal.op} {v.proposal.item.id}",
+                     "what": v.proposal.item.text, "why": why}}
+        for (kind, reason), (v, why, n) in sorted(groups.items(), key=lambda kv: -kv[1][2])
+    ]  # fmt: skip
 
 
 def _report(name: str, rows: list[dict[str, Any]], verdicts: list[tuple[int, Verdict]],
             final: Knowledge, every: int) -> dict[str, Any]:  # fmt: skip
-    inner = [v for _, v in verdicts if not v.inner.passed]
-    outer = [v for _, v in verdicts if v.outer is not None and not v.outer.passed]
+    inner = [v for _, v in verdicts if v.rejected_by is v.inner]
+    outer = [v for _, v in verdicts if v.rejected_by is not None and v.rejected_by is v.outer]
     admitted = [(at, v) for at, v in verdicts if v.promoted is not None]
     return {
         "dataset": name, "incidents": len(rows), "every": every,

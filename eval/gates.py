@@ -179,6 +179,13 @@ class Verdict:
     outer: GateResult | None
     promoted: Knowledge | None
 
+    @property
+    def rejected_by(self) -> GateResult | None:
+        """The gate that turned the proposal down (None: both passed)."""
+        if not self.inner.passed:
+            return self.inner
+        return self.outer if self.outer is not None and not self.outer.passed else None
+
     def as_dict(self) -> dict[str, Any]:
         return {"proposal": self.proposal.as_dict(), "inner": self.inner.as_dict(),
                 "outer": self.outer.as_dict() if self.outer else None,

@@ -109,6 +109,14 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def bad_cell(
+    path: Path, row: int, column: str, cell: str, want: str, exc: Exception
+) -> DatasetError:
+    """The error for one cell that is not what its column holds: file, row (1 is the
+    header), column, the cell as found and what was expected."""
+    return DatasetError(f"{path}: row {row}: {column} is {cell!r:.60}, not {want} ({exc})")
+
+
 def read_json(path: Path) -> Any:
     """A label file's JSON; a DatasetError naming it when it is missing or unreadable."""
     try:

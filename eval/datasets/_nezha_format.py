@@ -36,6 +36,7 @@ from stackgraph.ingest.lanes.telemetry import Span
 
 from ._common import (
     alert_window,
+    bad_cell,
     baseline_window,
     cut,
     neighbours,
@@ -90,8 +91,8 @@ def read_table(path: Path, time_col: str) -> tuple[np.ndarray, dict[str, np.ndar
             times[n] = parse_go_time(r[ti])
         except (IndexError, ValueError) as exc:
             cell = r[ti] if ti < len(r) else "nothing"
-            raise DatasetError(f"{path}: row {n + 2}: {time_col} is {cell!r:.60}, not a time like "
-                               f"'2022-08-22 03:51:19.607 +0000 UTC' ({exc})") from exc  # fmt: skip
+            want = "a time like '2022-08-22 03:51:19.607 +0000 UTC'"
+            raise bad_cell(path, n + 2, time_col, cell, want, exc) from exc
     cols: dict[str, np.ndarray] = {}
     for j, name in enumerate(header):
         if name in _SKIP_COLS or name.lower() in {"time", "timestamp"}:
@@ -137,8 +138,7 @@ def read_pods(metric_dir: Path) -> Pods:
         tables = []
         for f in pod_files:
             times, cols = read_table(f, "Time")
-            wanted = [*_POD_SIGNALS, WORKLOAD]
-            tables.append((times, {c: column(f, cols, c) for c in wanted}))
+            tables.append((times, {c: column(f, cols, c) for c in (*_POD_SIGNALS, WORKLOAD)}))
         times, cols = tables[0] if len(tables) == 1 else _summed(tables)
         for col, (signal, factor) in _POD_SIGNALS.items():
             values = cols[col]
@@ -174,8 +174,6 @@ def _summed(
 def faults(day_dir: Path) -> list[tuple[float, str, str, str]]:
     date = day_dir.name
     path = day_dir / f"{date}-fault_list.json"
-    if not path.exists():
-        raise DatasetError(f"{day_dir}: missing label file {path.name}")
     data = read_json(path)
     out = []
     try:

@@ -40,6 +40,7 @@ from stackgraph.errors import InputError
 from stackgraph.ingest.lanes.telemetry import Span, load_spans, stats_from_spans
 
 from ._common import (
+    bad_cell,
     entry_service,
     read_csv,
     spread_to_callers,
@@ -106,8 +107,7 @@ def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[Lo
                 try:
                     out.append(LogRecord(int(r[ti]) / 1e9, svc, r[li], r[tr], r[sp]))
                 except (IndexError, ValueError) as exc:
-                    raise DatasetError(f"{path}: row {n}: TimeUnixNano is {r[ti]!r:.40}, not "
-                                       f"nanoseconds ({exc})") from exc  # fmt: skip
+                    raise bad_cell(path, n, "TimeUnixNano", r[ti], "nanoseconds", exc) from exc
     return sorted(out, key=lambda x: x.t)
 
 
