@@ -28,8 +28,11 @@ def run_check(
     suspect = str(args.get("service", "")) if isinstance(args, Mapping) else ""
     if not suspect or result.status == ToolStatus.INVALID_ARGUMENTS:
         return result, None
+    judged: tuple[tuple[float, Verdict], ...] = ()
     try:
         verdict = tool.check(result, suspect, ctx.now(), ctx.window_s)
+        if tool.judged_windows is not None:
+            judged = tool.judged_windows(result, ctx.window_s)
     except Exception as exc:  # a broken check is inconclusive, never a crash
         log.warning("check of %s failed: %s", tool.name, exc)
         verdict = Verdict.INCONCLUSIVE
@@ -44,6 +47,7 @@ def run_check(
         data=dict(result.data) if tool.name.startswith("git_") else {},
         changed_at=optional_number(result.data.get("changed_at")),
         resolution_s=optional_number(result.data.get("resolution_s")),
+        judged_windows=judged,
         **read_windows(tool.name, ctx, result),
     )
     sink.ensure(suspect)

@@ -15,6 +15,10 @@ moves anyway: `ROLLOUT_FOOTPRINT`). For the same reason the graph and memory dec
 once an independent source has judged: their verdicts count only while no other tool's does,
 and what they say against after that is an objection, which only keeps it from Validated.
 
+A change is a lead only where its service's health moved after it (`Hypothesis.unmoved`),
+as the plan's change scorer holds: a release followed by errors and latency that did not
+move, read late enough to show it, is no evidence of this incident.
+
 A reading can only refute a change it could see: a measurement that ends before the
 suspect's change had time to show in it (`settled`) is no evidence either way. A release
 seconds before the alert, read healthy in the minute before it, is not refuted by that
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..clock import iso
 from ..series import MIN_POINTS, could_show
 
 LLM_INFERRED = "LlmInferred"
@@ -139,6 +144,9 @@ class ToolEvidence:
     """A change check's: when the change it found landed (`settled`)."""
     resolution_s: float | None = None
     """A measurement's: the shortest span its check judged, ending at the window's end."""
+    judged_windows: tuple[tuple[float, Verdict], ...] = ()
+    """A measurement's: each window its check judged (its length, ending at the window's
+    end), with the verdict on the suspect's own reading there (`Hypothesis.unmoved`)."""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -157,6 +165,8 @@ class ToolEvidence:
         for key in ("changed_at", "resolution_s"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.judged_windows:
+            out["judged_windows"] = [[span, str(v)] for span, v in self.judged_windows]
         return out
 
 
@@ -209,6 +219,8 @@ class Hypothesis:
         pro = frozenset(src for e, src in counted if e.tool in pro_tools)
         if CHANGE in pro and _footprint_only(counted):
             pro -= {METRICS}
+        if CHANGE in pro and self.unmoved():
+            pro -= {CHANGE}
         con = frozenset(src for e, src in counted if e.tool not in pro_tools) - pro
         others = [(e.verdict, src) for e, src in judged if independent and src in NOT_A_LINE]
         objections = frozenset(src for v, src in others if v == Verdict.REFUTES) - frozenset(
@@ -222,6 +234,34 @@ class Hypothesis:
         return max((e.changed_at for e in self.evidence
                     if e.changed_at is not None and e.verdict == Verdict.SUPPORTS),
                    default=None)  # fmt: skip
+
+    def unmoved(self) -> list[str]:
+        """Why the suspect's latest change is no evidence of this incident, if it is not:
+        read over windows wholly after the change, late enough to show it (`settled`), its
+        health (errors, latency, restarts) was healthy and steady in every one, and no
+        reading of it, cpu and memory included, rose in any. The plan's change scorer
+        holds the same (`rca.scorers.change`): a release is a lead only if its service
+        moved after it. A rise only over a window that began before the change (an earlier
+        fault's residue) is no movement after it. A middling reading (risen, not enough to
+        support) leaves the change standing, as does no reading after it. Empty when it
+        stands."""
+        changed = self.changed_at
+        if changed is None:
+            return []
+        after = [(e, v) for e in self.evidence
+                 if source_of(e.tool) == METRICS and e.window is not None and e.resolution_s
+                 and could_show(changed, e.window[1], e.resolution_s)
+                 for span, v in e.judged_windows if e.window[1] - span >= changed]  # fmt: skip
+        health = [(e, v) for e, v in after if e.check not in ROLLOUT_FOOTPRINT]
+        if not health or any(v != Verdict.REFUTES for _, v in health):
+            return []
+        if any(v == Verdict.SUPPORTS for _, v in after):
+            return []
+        read = sorted({e.check.removeprefix("signal=") for e, _ in health})
+        return [
+            f"{self.suspect}'s change at {iso(changed)} is no evidence of this incident: "
+            f"its {', '.join(read)}, read after it, stayed healthy and steady"
+        ]
 
     def unsettled(self) -> list[str]:
         """Why each refutation taken too soon after the suspect's change judges nothing

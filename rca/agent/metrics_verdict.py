@@ -92,12 +92,9 @@ def check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verd
     long_s = float(result.data.get("window_s") or window_s)
     shares = window_shares(result.data, long_s)
     verdicts = {judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}
-    supporting = supporting_windows(result.data, long_s)
-    if supporting:
-        callees = result.data.get("callees") or ()
-        if explained_by(signal, result.data, callees, judge, supporting) is not None:
-            return Verdict.INCONCLUSIVE  # the rise is a callee's, seen through the suspect
-        return Verdict.SUPPORTS
+    if supporting_windows(result.data, long_s):
+        # a rise its callee's calls show as strongly is the callee's, seen through the suspect
+        return Verdict.SUPPORTS if _own_support(result.data, long_s) else Verdict.INCONCLUSIVE
     if verdicts == {Verdict.REFUTES}:
         return Verdict.REFUTES
     inner = optional_number(result.data.get("inner_baseline"))
@@ -111,6 +108,38 @@ def check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verd
     ):
         return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
+
+
+def judged_windows(result: ToolResult, window_s: float) -> tuple[tuple[float, Verdict], ...]:
+    """Each window judged (its length; each ends at the alert), with the verdict on the
+    suspect's own reading there: supports as `check` counts support (the latest beyond its
+    band, a rise no callee explains), else `judge`'s healthy or middling. What a change
+    check needs to tell a rise after a release from one before it (`evidence.Hypothesis`).
+    A stopped series judged nothing."""
+    if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
+        return ()
+    data = result.data
+    long_s = float(data.get("window_s") or window_s)
+    own, b = _own_support(data, long_s), optional_number(data.get("baseline"))
+    out = []
+    for key, part in window_shares(data, long_s).items():
+        verdict = judge(str(data["signal"]), float(data[key]), b, part)
+        if key in own:
+            verdict = Verdict.SUPPORTS
+        elif verdict == Verdict.SUPPORTS:
+            verdict = Verdict.INCONCLUSIVE  # within the latest's band, or a callee's rise
+        out.append((part * long_s, verdict))
+    return tuple(out)
+
+
+def _own_support(data: Mapping[str, Any], long_s: float) -> dict[str, float]:
+    """The supporting windows (`supporting_windows`), none where a callee explains them."""
+    supporting = supporting_windows(data, long_s)
+    callees = data.get("callees") or ()
+    signal = str(data["signal"])
+    if supporting and explained_by(signal, data, callees, judge, supporting) is not None:
+        return {}
+    return supporting
 
 
 def judge(signal: str, w: float, b: float | None, share: float) -> Verdict:

@@ -185,7 +185,7 @@ def build_report(
             f"confirmed a root cause ({ending})."
         )
     notes = [f"rejected evidence from {e.tool}: {why}" for e, why in sink.rejected]
-    notes += [why for h in ranked for why in h.unsettled()]
+    notes += [why for h in ranked for why in (*h.unmoved(), *h.unsettled())]
     return Report(
         diagnosis,
         summary,

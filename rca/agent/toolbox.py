@@ -118,6 +118,8 @@ def recent(t: float, now: float, window_s: float) -> bool:
 
 Runner = Callable[[ToolContext, Mapping[str, Any]], ToolResult]
 Check = Callable[[ToolResult, str, float, float], Verdict]
+JudgedWindows = Callable[[ToolResult, float], tuple[tuple[float, Verdict], ...]]
+"""A measurement's windows judged, each ending at the alert: (length, verdict there)."""
 """(result, suspect service, alert time, window seconds) → verdict; deterministic."""
 
 
@@ -133,6 +135,8 @@ class Tool:
     """Provenance of what the tool reads (schema Source value)."""
     prerequisites: Sequence[Prerequisite] = ()
     timeout_s: float = 20.0
+    judged_windows: JudgedWindows | None = None
+    """A measurement's: each window's verdict (`ToolEvidence.judged_windows`)."""
 
     def status(self, ctx: ToolContext) -> PrerequisiteStatus:
         for pre in self.prerequisites:

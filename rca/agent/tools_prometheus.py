@@ -29,7 +29,7 @@ from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
 from .downstream import DOWNSTREAM, explained_by, read_callees
 from .http_get import get_json
-from .metrics_verdict import RESOURCES, SHORTER, check, judge, supporting_windows
+from .metrics_verdict import RESOURCES, SHORTER, check, judge, judged_windows, supporting_windows
 from .prom_reads import finite, instant, readings
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, service_param
 
@@ -310,4 +310,5 @@ def prometheus_tool() -> Tool:
         source="Prometheus",
         prerequisites=(Prerequisite("a Prometheus URL", lambda c: bool(c.prometheus_url)),),
         timeout_s=15.0,
+        judged_windows=judged_windows,
     )

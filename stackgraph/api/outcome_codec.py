@@ -56,6 +56,7 @@ def _evidence_from(d: Mapping[str, Any]) -> ToolEvidence:
         window=_span(d.get("window")), baseline=_span(d.get("baseline")),
         changed_at=optional_number(d.get("changed_at")),
         resolution_s=optional_number(d.get("resolution_s")),
+        judged_windows=tuple((float(t), Verdict(v)) for t, v in d.get("judged_windows") or ()),
     )  # fmt: skip
 
 

@@ -15,6 +15,8 @@ from stackgraph.rca.agent import (
     default_tools,
 )
 from stackgraph.rca.agent.evidence import DATA_SOURCE, GRAPH
+from stackgraph.rca.agent.report import build_report
+from stackgraph.rca.model import Alert
 
 S, R, N = Verdict.SUPPORTS, Verdict.REFUTES, Verdict.INCONCLUSIVE
 
@@ -178,3 +180,45 @@ def test_the_graph_alone_concludes_only_where_no_tool_could_verify() -> None:
     payment.evidence.append(ToolEvidence("git_log", S, "a release", "Git", hypothesis="payment"))
     assert payment.verified and sink.concludable(payment)
     assert not sink.concludable(cart)  # Refuted
+
+
+def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:
+    """payment was released 5 min before the alert. Its p95, read over the 30, 5 and 1
+    minutes before the alert, rose over the 30 only, and was healthy and steady over the 5
+    and the 1 after the release: an earlier fault's residue, not this release's doing. The
+    release is no line (Supported on the p95 alone, not Validated), and the report says
+    why. Risen in the last 5 too, the release stands (Validated), as it does released 30 s
+    before, which no reading could show yet. Its cpu rising after it is movement (the
+    release stands); a middling p95 after it (risen, not enough to support) leaves it
+    standing; healthy after it, a p95 middling over the 30 minutes leaves nothing to
+    conclude on; with no reading after it at all, the release alone supports."""
+    end, spans = 1_000_000.0, (1800.0, 300.0, 60.0)
+
+    def released(ago: float, *reads: tuple[str, Verdict, tuple[Verdict, ...]]) -> Hypothesis:
+        h = hyp()
+        h.evidence = [ToolEvidence("git_log", S, "a release", "Git", hypothesis="payment",
+                                   changed_at=end - ago)]  # fmt: skip
+        h.evidence += [ToolEvidence("prometheus_query", v, "", "Test", check=f"signal={sig}",
+                                    hypothesis="payment", window=(end - 1800, end),
+                                    resolution_s=60.0,
+                                    judged_windows=tuple(zip(spans, judged, strict=True)))
+                       for sig, v, judged in reads]  # fmt: skip
+        return h
+
+    residue = released(300, ("latency_p95", S, (S, R, R)))
+    assert residue.state == HypothesisState.SUPPORTED
+    assert residue.confidence == hyp(("prometheus_query", S)).confidence
+    (why,) = residue.unmoved()
+    assert "no evidence of this incident" in why and "latency_p95" in why, why
+    sink = EvidenceSink({"payment": residue})
+    assert why in build_report(Alert({"service": "payment"}), sink, "concluded", None).notes
+    assert released(300, ("latency_p95", S, (S, S, R))).state == HypothesisState.VALIDATED
+    too_soon = released(30, ("latency_p95", S, (S, R, R)))
+    assert too_soon.state == HypothesisState.VALIDATED and not too_soon.unmoved()
+    cpu = released(300, ("cpu", S, (S, S, S)), ("error_rate", R, (R, R, R)))
+    assert not cpu.unmoved() and cpu.state == HypothesisState.SUPPORTED
+    assert released(300, ("latency_p95", N, (N, N, N))).state == HypothesisState.SUPPORTED
+    healthy = released(300, ("latency_p95", N, (N, R, R)))
+    assert healthy.unmoved() and healthy.state == HypothesisState.CANDIDATE
+    assert not EvidenceSink({"payment": healthy}).concludable(healthy)
+    assert released(300).state == HypothesisState.SUPPORTED

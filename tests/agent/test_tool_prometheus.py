@@ -253,6 +253,11 @@ def test_a_rise_its_callees_show_as_strongly_is_theirs(promurl: str) -> None:
     alone = {**errors.data, "callees": []}  # without its callees the same numbers support
     assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "frontend", float(END),
                       float(WINDOW)) == Verdict.SUPPORTS  # fmt: skip
+    # no window counts frontend's own errors risen: the rise is its callees'
+    assert TOOL.judged_windows is not None
+    assert Verdict.SUPPORTS not in dict(TOOL.judged_windows(errors, float(WINDOW))).values()
+    alone_windows = TOOL.judged_windows(ToolResult(ToolStatus.SUCCESS, "", alone), float(WINDOW))
+    assert Verdict.SUPPORTS in dict(alone_windows).values()
 
 
 def test_a_callee_slowed_by_its_network_is_seen_as_the_caller_waits(promurl: str) -> None:
@@ -369,6 +374,9 @@ def test_a_fault_of_the_last_minutes_is_seen_in_the_short_window(promurl: str) -
     assert result.data["short_s"] == 300
     assert "in the last 5 min" in result.summary
     assert verdict == Verdict.SUPPORTS
+    assert TOOL.judged_windows is not None  # which windows: what a release is timed against
+    judged = dict(TOOL.judged_windows(result, float(WINDOW)))
+    assert judged[float(WINDOW)] == Verdict.INCONCLUSIVE and judged[300.0] == Verdict.SUPPORTS
     alone = {**result.data, "short": None, "latest": None}
     assert TOOL.check(ToolResult(ToolStatus.SUCCESS, "", alone), "shipping", float(END),
                       float(WINDOW)) == Verdict.INCONCLUSIVE  # fmt: skip
