@@ -2,20 +2,13 @@
 
 from .calibration import Calibrated, OutcomeHistory
 from .catalog import DEFAULT_SUGGESTED, default_tools, floor_args, suggestion_problem, tool_status
-from .evidence import (
-    ROOT_CAUSE_MIN_CONFIDENCE,
-    EvidenceRejected,
-    EvidenceSink,
-    Hypothesis,
-    HypothesisState,
-    ToolEvidence,
-    Verdict,
-)
+from .evidence import ROOT_CAUSE_MIN_CONFIDENCE, Hypothesis, HypothesisState, ToolEvidence, Verdict
 from .loop import Agent, AgentConfig
 from .parse import ToolCall, calls_in_text
 from .prompts import PLAN_HEADER, plan_prompt
 from .report import Action, Report, build_report
 from .run import AgentRun, Ending
+from .sink import EvidenceRejected, EvidenceSink
 from .toolbox import (
     Prerequisite,
     PrerequisiteStatus,

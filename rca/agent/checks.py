@@ -8,14 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..windows import Windows
-from .evidence import (
-    READS,
-    WITH_BASELINE,
-    EvidenceSink,
-    ToolEvidence,
-    Verdict,
-    optional_number,
-)
+from .evidence import READS, WITH_BASELINE, ToolEvidence, Verdict, optional_number
+from .sink import EvidenceSink
 from .toolbox import Tool, ToolContext, ToolResult, ToolStatus, call_tool
 
 log = logging.getLogger(__name__)

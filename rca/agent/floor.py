@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
-from .evidence import EvidenceSink, Hypothesis
+from .evidence import Hypothesis
 from .report import signature
+from .sink import EvidenceSink
 from .toolbox import Tool, ToolContext, recent
 from .tools_graph import alert_query
 

@@ -29,19 +29,13 @@ from .audit.run import audited
 from .audit.stages import Claims
 from .catalog import default_tools
 from .checks import run_check
-from .evidence import (
-    LLM_INFERRED,
-    EvidenceRejected,
-    EvidenceSink,
-    Hypothesis,
-    ToolEvidence,
-    Verdict,
-)
+from .evidence import LLM_INFERRED, Hypothesis, ToolEvidence, Verdict
 from .floor import KNOWLEDGE_EVENT, floor_conclusion, knowledge_plan, run_floor
 from .parse import ToolCall, calls_in_text, structured_calls
 from .prompts import CONTROL_TOOLS, MALFORMED_REPLY, NO_TOOL_CALL, SYSTEM_PROMPT, plan_prompt
 from .report import build_report, signature
 from .run import AgentRun, Ending
+from .sink import EvidenceRejected, EvidenceSink
 from .toolbox import Tool, ToolContext
 from .tools_graph import similar_incidents
 

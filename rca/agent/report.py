@@ -12,7 +12,8 @@ from typing import Any
 from stackgraph.rca.model import Alert
 
 from .calibration import Calibrated, OutcomeHistory
-from .evidence import EvidenceSink, Hypothesis, ToolEvidence, Verdict
+from .evidence import Hypothesis, ToolEvidence, Verdict
+from .sink import EvidenceSink
 
 
 @dataclass(frozen=True)

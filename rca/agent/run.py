@@ -7,8 +7,9 @@ from enum import StrEnum
 from typing import Any
 
 from .audit.stages import Claims
-from .evidence import EvidenceSink, Hypothesis
+from .evidence import Hypothesis
 from .report import Report
+from .sink import EvidenceSink
 
 
 class Ending(StrEnum):

@@ -35,8 +35,8 @@ from stackgraph.rca.agent import (
     default_tools,
 )
 from stackgraph.rca.agent.checks import run_check
-from stackgraph.rca.agent.evidence import EvidenceSink
 from stackgraph.rca.agent.report import build_report
+from stackgraph.rca.agent.sink import EvidenceSink
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.store import GraphStore
 

@@ -12,7 +12,8 @@ from stackgraph.rca.agent import Agent, AgentConfig, Ending, ToolContext
 from stackgraph.rca.agent.audit import Claims, audit, remembered, stages_of
 from stackgraph.rca.agent.audit.critic import CRITIC_PROMPT
 from stackgraph.rca.agent.audit.run import graph_neighbours
-from stackgraph.rca.agent.evidence import EvidenceSink, Hypothesis, ToolEvidence, Verdict
+from stackgraph.rca.agent.evidence import Hypothesis, ToolEvidence, Verdict
+from stackgraph.rca.agent.sink import EvidenceSink
 from stackgraph.rca.model import Alert
 from stackgraph.rca.outcome import IncidentOutcome, outcome_records
 from stackgraph.store import GraphStore

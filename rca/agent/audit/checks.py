@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evidence import EvidenceSink, HypothesisState
+from ..evidence import HypothesisState
+from ..sink import EvidenceSink
 from .stages import Stages
 
 STAGES = ("EP", "HS", "AS", "DR")

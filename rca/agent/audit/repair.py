@@ -21,15 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..evidence import (
-    DATA_SOURCE,
-    NOT_A_LINE,
-    READS,
-    WITH_BASELINE,
-    EvidenceSink,
-    HypothesisState,
-    source_of,
-)
+from ..evidence import DATA_SOURCE, NOT_A_LINE, READS, WITH_BASELINE, HypothesisState, source_of
+from ..sink import EvidenceSink
 from ..toolbox import ToolContext
 from .checks import DELTA, STAGES, Audit, Neighbours, audit, joined, route_of
 from .stages import Claims, Stages, stages_of

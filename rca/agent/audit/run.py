@@ -12,9 +12,9 @@ from stackgraph.rca.model import Alert, Plan
 from stackgraph.timetravel import neighbours_at
 
 from ..checks import run_check
-from ..evidence import EvidenceSink
 from ..floor import floor_conclusion
 from ..report import build_report, signature, symptom_of
+from ..sink import EvidenceSink
 from ..toolbox import Tool, ToolContext
 from .checks import Neighbours
 from .critic import Critic

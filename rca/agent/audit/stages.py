@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..evidence import EvidenceSink, HypothesisState, ToolEvidence
+from ..evidence import HypothesisState, ToolEvidence
+from ..sink import EvidenceSink
 
 
 @dataclass(frozen=True)
