@@ -85,6 +85,10 @@ ROLLOUT_FOOTPRINT = frozenset({"signal=cpu", "signal=memory"})
 """Checks a rollout moves by construction: fresh pods warm up (the plan judges a release on
 its errors and latency alone, `rca.scorers.telemetry.CALL_KINDS`). Beside a release of the
 same suspect, a rise there is that release seen again, not a second line of evidence."""
+HEALTH = frozenset({"signal=error_rate", "signal=latency_p95"})
+"""Checks of what a defect shows in as callers see it (the plan's
+`rca.scorers.telemetry.CALL_KINDS`): readings of these healthy and steady after a change
+say its service did not move (`Hypothesis.unmoved`)."""
 SHOWS_A_FAULT = frozenset({METRICS, "logs", "kubernetes"})
 """Sources whose support is the suspect seen failing (a metric that rose, error lines, a
 crashing pod), as against a change (it changed) or the graph and memory (a claim re-read)."""
@@ -238,8 +242,8 @@ class Hypothesis:
     def unmoved(self) -> list[str]:
         """Why the suspect's latest change is no evidence of this incident, if it is not:
         read over windows wholly after the change, late enough to show it (`settled`), its
-        health (errors, latency, restarts) was healthy and steady in every one, and no
-        reading of it, cpu and memory included, rose in any. The plan's change scorer
+        errors and latency (`HEALTH`) were healthy and steady in every one, and no reading
+        of it, restarts, cpu and memory included, rose in any. The plan's change scorer
         holds the same (`rca.scorers.change`): a release is a lead only if its service
         moved after it. A rise only over a window that began before the change (an earlier
         fault's residue) is no movement after it. A middling reading (risen, not enough to
@@ -252,7 +256,7 @@ class Hypothesis:
                  if source_of(e.tool) == METRICS and e.window is not None and e.resolution_s
                  and could_show(changed, e.window[1], e.resolution_s)
                  for span, v in e.judged_windows if e.window[1] - span >= changed]  # fmt: skip
-        health = [(e, v) for e, v in after if e.check not in ROLLOUT_FOOTPRINT]
+        health = [(e, v) for e, v in after if e.check in HEALTH]
         if not health or any(v != Verdict.REFUTES for _, v in health):
             return []
         if any(v == Verdict.SUPPORTS for _, v in after):

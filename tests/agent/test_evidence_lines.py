@@ -188,10 +188,11 @@ def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:
     and the 1 after the release: an earlier fault's residue, not this release's doing. The
     release is no line (Supported on the p95 alone, not Validated), and the report says
     why. Risen in the last 5 too, the release stands (Validated), as it does released 30 s
-    before, which no reading could show yet. Its cpu rising after it is movement (the
-    release stands); a middling p95 after it (risen, not enough to support) leaves it
-    standing; healthy after it, a p95 middling over the 30 minutes leaves nothing to
-    conclude on; with no reading after it at all, the release alone supports."""
+    before, which no reading could show yet. Its cpu or restarts rising after it are
+    movement (the release stands); a middling p95 after it (risen, not enough to support)
+    leaves it standing; healthy after it, a p95 middling over the 30 minutes leaves nothing
+    to conclude on, whatever a restart count (no healthy verdict) reads; with no reading
+    after it at all, the release alone supports."""
     end, spans = 1_000_000.0, (1800.0, 300.0, 60.0)
 
     def released(ago: float, *reads: tuple[str, Verdict, tuple[Verdict, ...]]) -> Hypothesis:
@@ -221,4 +222,8 @@ def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:
     healthy = released(300, ("latency_p95", N, (N, R, R)))
     assert healthy.unmoved() and healthy.state == HypothesisState.CANDIDATE
     assert not EvidenceSink({"payment": healthy}).concludable(healthy)
+    no_restart = released(300, ("latency_p95", N, (N, R, R)), ("restarts", N, (N, N, N)))
+    assert no_restart.state == HypothesisState.CANDIDATE  # a count has no healthy verdict
+    crashed = released(300, ("latency_p95", N, (N, R, R)), ("restarts", S, (S, S, N)))
+    assert not crashed.unmoved() and crashed.state == HypothesisState.VALIDATED
     assert released(300).state == HypothesisState.SUPPORTED
