@@ -162,18 +162,28 @@ def _rejections(verdicts: list[Verdict]) -> list[dict[str, Any]]:
     """Per kind of proposal and the gate's reason (its counts left out, so alike reasons
     count together), how many were rejected, and the first of them: a few examples that
     differ, rather than the first few, which are often one proposal judged again."""
-    groups: dict[tuple[str, str], tuple[Verdict, str, int]] = {}
+    groups: dict[tuple[str, str], tuple[Verdict, int]] = {}
     for v in verdicts:
         why = v.rejected_by.why if v.rejected_by is not None else ""
         key = (v.proposal.item.kind, re.sub(r"(?<![\d.])\d+(?![\d.])", "N", why))
-        first, first_why, n = groups.get(key, (v, why, 0))
-        groups[key] = (first, first_why, n + 1)
+        first, n = groups.get(key, (v, 0))
+        groups[key] = (first, n + 1)
     return [
-        {"kind": kind, "reason": reason, "count": n,
-         "example": {"proposal": f"{v.proposal.op} {v.proposal.item.id}",
-                     "what": v.proposal.item.text, "why": why}}
-        for (kind, reason), (v, why, n) in sorted(groups.items(), key=lambda kv: -kv[1][2])
-    ]  # fmt: skip
+        {"kind": kind, "reason": reason, "count": n, "example": _example(v)}
+        for (kind, reason), (v, n) in sorted(groups.items(), key=lambda kv: -kv[1][1])
+    ]
+
+
+def _example(v: Verdict) -> dict[str, Any]:
+    """A rejected proposal, with what the rejecting gate measured before and after it: how
+    near it came is what a reader weighing a rule against the gate needs."""
+    gate = v.rejected_by
+    out: dict[str, Any] = {"proposal": f"{v.proposal.op} {v.proposal.item.id}",
+                           "what": v.proposal.item.text}  # fmt: skip
+    if gate is not None:
+        out |= {"why": gate.why, "cases": gate.cases, "before": dict(gate.before),
+                "after": dict(gate.after)}  # fmt: skip
+    return out
 
 
 def _report(name: str, rows: list[dict[str, Any]], verdicts: list[tuple[int, Verdict]],

@@ -163,19 +163,32 @@ def eval_evolve(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
         return
-    off, on = report["off"], report["on"]
-    out.print(f"{report['dataset']}: {report['incidents']} incidents, evolved every "
-              f"{report['every']}; {report['proposals']} proposal(s), {report['admitted']} "
-              f"admitted, {report['rejected_inner']} rejected by the inner gate, "
-              f"{report['rejected_outer']} by the outer")  # fmt: skip
-    for arm, m in (("evolution off", off), ("evolution on", on)):
-        out.print(f"  {arm}: AC@1 {100 * m['ac1']:.1f} (plan {100 * m['plan_ac1']:.1f}), "
-                  f"Validated precision {m['validated_precision']} ({m['validated']}), "
-                  f"{m['tool_calls_per_incident']} tool calls, "
-                  f"{m['seconds_per_incident']} s")  # fmt: skip
-    for item in report["admitted_items"]:
-        out.print(f"  admitted after incident {item['after_incident']}: {item['proposal']}")
+    for line in evolve_lines(report):
+        out.print(line, markup=False)
+
+
+def evolve_lines(report: dict[str, Any]) -> list[str]:
+    """`eval evolve`'s report for people: both arms, what was admitted, and each kind of
+    rejection with an example and what its gate measured before and after it."""
+    lines = [f"{report['dataset']}: {report['incidents']} incidents, evolved every "
+             f"{report['every']}; {report['proposals']} proposal(s), {report['admitted']} "
+             f"admitted, {report['rejected_inner']} rejected by the inner gate, "
+             f"{report['rejected_outer']} by the outer"]  # fmt: skip
+    for arm, m in (("evolution off", report["off"]), ("evolution on", report["on"])):
+        lines.append(f"  {arm}: AC@1 {100 * m['ac1']:.1f} (plan {100 * m['plan_ac1']:.1f}), "
+                     f"Validated precision {m['validated_precision']} ({m['validated']}), "
+                     f"{m['tool_calls_per_incident']} tool calls, "
+                     f"{m['seconds_per_incident']} s")  # fmt: skip
+    lines += [f"  admitted after incident {item['after_incident']}: {item['proposal']}"
+              for item in report["admitted_items"]]  # fmt: skip
     for gate, groups in report["rejected"].items():
         for g in groups:
-            out.print(f"  rejected by the {gate} gate, {g['count']} {g['kind']} proposal(s): "
-                      f"{g['reason']}; e.g. {g['example']['what']!r}", markup=False)  # fmt: skip
+            e = g["example"]
+            moved = ", ".join(f"{k} {e['before'][k]:g} → {e['after'].get(k, 0.0):g}"
+                              for k in e.get("before", {}))  # fmt: skip
+            lines.append(
+                f"  rejected by the {gate} gate, {g['count']} {g['kind']} "
+                f"proposal(s): {g['reason']}; e.g. {e['what']!r}"
+                + (f" ({moved} over {e['cases']} incident(s))" if moved else "")
+            )
+    return lines

@@ -184,8 +184,9 @@ def test_a_series_that_misled_plans_is_proposed_muted_and_one_that_led_right_is_
 
 def test_the_experiments_report_groups_rejections_by_kind_and_reason() -> None:
     """`stackgraph eval evolve` reports each kind of rejection once, with its count and an
-    example that names what was proposed: the first few verdicts are often one signature's
-    program choices judged alike, which says nothing of the rest."""
+    example that names what was proposed and what its gate measured before and after it:
+    the first few verdicts are often one signature's program choices judged alike, which
+    says nothing of the rest."""
     from stackgraph.eval.evolve_experiment import _rejections
 
     names = ("errors", "saturation", "latency")
@@ -200,3 +201,32 @@ def test_the_experiments_report_groups_rejections_by_kind_and_reason() -> None:
     assert "no better" in groups[0]["reason"] and "plan HighLatency:web with errors" in (
         groups[0]["example"]["what"])  # fmt: skip
     assert groups[1]["reason"].startswith("N incident(s) fixed against N broken")
+    # with what the rejecting gate measured: the no-op's own incidents, as they were
+    example = groups[0]["example"]
+    assert example["before"] == example["after"] and example["cases"] == len(SOURCES)
+    assert set(example["before"]) == {"accuracy", "cost"}
+    assert groups[1]["example"]["before"] == {"testbed": 1.0}
+    from stackgraph.cli.eval import evolve_lines
+
+    arm = {"ac1": 0.5, "plan_ac1": 0.5, "validated_precision": None, "validated": 0,
+           "tool_calls_per_incident": 4.0, "seconds_per_incident": 0.1}  # fmt: skip
+    report = {
+        "dataset": "t",
+        "incidents": 4,
+        "every": 2,
+        "proposals": 5,
+        "admitted": 0,
+        "rejected_inner": 3,
+        "rejected_outer": 2,
+        "off": arm,
+        "on": arm,
+        "admitted_items": [],
+        "rejected": {"inner": groups[:1], "outer": groups[1:]},
+    }
+    lines = evolve_lines(report)
+    assert "rejected by the inner gate, 3 program proposal(s): no better" in lines[3], lines
+    assert lines[3].endswith(f"(accuracy {example['before']['accuracy']:g} → "
+                             f"{example['after']['accuracy']:g}, cost "
+                             f"{example['before']['cost']:g} → {example['after']['cost']:g} "
+                             f"over {len(SOURCES)} incident(s))"), lines[3]  # fmt: skip
+    assert "(testbed 1 → " in lines[4], lines
