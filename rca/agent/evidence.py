@@ -257,9 +257,8 @@ class Hypothesis:
                  and could_show(changed, e.window[1], e.resolution_s)
                  for span, v in e.judged_windows if e.window[1] - span >= changed]  # fmt: skip
         health = [(e, v) for e, v in after if e.check in HEALTH]
-        if not health or any(v != Verdict.REFUTES for _, v in health):
-            return []
-        if any(v == Verdict.SUPPORTS for _, v in after):
+        rose = any(v == Verdict.SUPPORTS for _, v in after)
+        if rose or not health or any(v != Verdict.REFUTES for _, v in health):
             return []
         read = sorted({e.check.removeprefix("signal=") for e, _ in health})
         return [

@@ -85,26 +85,24 @@ def check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verd
     reading with no baseline of its own says nothing alone; where the plan's baseline lies
     inside the long window (`tools_prometheus._inner_baseline`), the last 5 minutes are
     judged against it."""
-    if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
+    verdicts = {v for _, v in judged_windows(result, window_s)}
+    if not verdicts:
         return Verdict.INCONCLUSIVE
-    signal = str(result.data["signal"])
-    b = optional_number(result.data.get("baseline"))
-    long_s = float(result.data.get("window_s") or window_s)
-    shares = window_shares(result.data, long_s)
-    verdicts = {judge(signal, float(result.data[key]), b, part) for key, part in shares.items()}
-    if supporting_windows(result.data, long_s):
-        # a rise its callee's calls show as strongly is the callee's, seen through the suspect
-        return Verdict.SUPPORTS if _own_support(result.data, long_s) else Verdict.INCONCLUSIVE
+    if Verdict.SUPPORTS in verdicts:
+        return Verdict.SUPPORTS
     if verdicts == {Verdict.REFUTES}:
         return Verdict.REFUTES
+    long_s = float(result.data.get("window_s") or window_s)
+    b = optional_number(result.data.get("baseline"))
     inner = optional_number(result.data.get("inner_baseline"))
     short = optional_number(result.data.get("short"))
+    share = window_shares(result.data, long_s).get("short", 1.0)
     # no baseline of its own: the last 5 minutes against the plan's, inside the window
     if (
         b is None
         and inner is not None
         and short is not None
-        and judge(signal, short, inner, shares.get("short", 1.0)) == Verdict.SUPPORTS
+        and judge(str(result.data["signal"]), short, inner, share) == Verdict.SUPPORTS
     ):
         return Verdict.SUPPORTS
     return Verdict.INCONCLUSIVE
@@ -112,10 +110,12 @@ def check(result: ToolResult, suspect: str, now: float, window_s: float) -> Verd
 
 def judged_windows(result: ToolResult, window_s: float) -> tuple[tuple[float, Verdict], ...]:
     """Each window judged (its length; each ends at the alert), with the verdict on the
-    suspect's own reading there: supports as `check` counts support (the latest beyond its
-    band, a rise no callee explains), else `judge`'s healthy or middling. What a change
-    check needs to tell a rise after a release from one before it (`evidence.Hypothesis`).
-    A stopped series judged nothing."""
+    suspect's own reading there: supports where it supports (the latest beyond its band,
+    `supporting_windows`) and no callee explains the rise (a rise its callee's calls show
+    as strongly is the callee's, seen through the suspect), else `judge`'s healthy or
+    middling. `check` weighs these; a change check reads them to tell a rise after a
+    release from one before it (`evidence.Hypothesis.unmoved`). A stopped series judged
+    nothing."""
     if result.status != ToolStatus.SUCCESS or result.data.get("stopped"):
         return ()
     data = result.data

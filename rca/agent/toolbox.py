@@ -118,9 +118,9 @@ def recent(t: float, now: float, window_s: float) -> bool:
 
 Runner = Callable[[ToolContext, Mapping[str, Any]], ToolResult]
 Check = Callable[[ToolResult, str, float, float], Verdict]
+"""(result, suspect service, alert time, window seconds) → verdict; deterministic."""
 JudgedWindows = Callable[[ToolResult, float], tuple[tuple[float, Verdict], ...]]
 """A measurement's windows judged, each ending at the alert: (length, verdict there)."""
-"""(result, suspect service, alert time, window seconds) → verdict; deterministic."""
 
 
 @dataclass(frozen=True)
