@@ -3,7 +3,7 @@ suspects get their suggested checks; a supported one with hard evidence is the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
@@ -70,9 +70,10 @@ def run_floor(
     leads = sink.ranked()
     changed = released(ctx)
     ranked = leads[:top_k] + [h for h in leads[top_k:] if h.suspect in changed]
+    rest = [h for h in leads if h not in ranked]
     order, avoid, used = knowledge_plan(ctx)
     events += [f"{KNOWLEDGE_EVENT}{i}" for i in used]
-    for hyp in ranked:
+    for hyp in _while_unresolved(ranked, rest, sink, events):
         for spec in ordered(hyp.suggested_tools or DEFAULT_SUGGESTED, order):
             if str(spec) in avoid or str(spec).partition(":")[0] in avoid:
                 events.append(f"floor skipped {spec} on {hyp.suspect}: an anti-pattern here")
@@ -105,6 +106,18 @@ def run_floor(
         run_check(tools["memory_lookup"], ask, ctx, sink)
         calls += 1
     return calls
+
+
+def _while_unresolved(first: list[Hypothesis], rest: list[Hypothesis], sink: EvidenceSink,
+                      events: list[str]) -> Iterator[Hypothesis]:  # fmt: skip
+    """The top leads, then the plan's next ones, one at a time, while no lead can be
+    concluded: checking three leads and finding none is no ground to stop looking."""
+    yield from first
+    for hyp in rest:
+        if floor_conclusion(sink) is not None:
+            return
+        events.append(f"floor: no lead stands, checking {hyp.suspect} (plan rank {hyp.rank})")
+        yield hyp
 
 
 def floor_conclusion(sink: EvidenceSink) -> str | None:

@@ -115,3 +115,28 @@ def test_the_floor_runs_the_read_path_suggestions(kube: FakeKube) -> None:
     assert any("floor skipped suggested tool 'prometheus_query:disk'" in e for e in run.events)
     cart = run.sink.hypotheses["cart"]
     assert [(e.tool, str(e.verdict)) for e in cart.evidence] == [("k8s_events", "inconclusive")]
+
+
+def test_the_floor_goes_down_the_plan_while_no_lead_stands(kube: FakeKube) -> None:
+    """No model: the plan's top three show nothing; the floor does not stop there but checks
+    the fourth, whose pod is crash-looping, and concludes it. Where a lead stands within the
+    top three, the ones after it are not checked."""
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=AT)
+
+    def run(order: list[str]) -> tuple[str | None, dict[str, int]]:
+        plan = Plan("checkout", [
+            Candidate(who, 0.9 - i / 10, {"blame": 0.9 - i / 10}, [["checkout", who]],
+                      suggested_tools=("k8s_events",))
+            for i, who in enumerate(order)
+        ])  # fmt: skip
+        ctx = ToolContext(alert=alert, plan=plan, at=AT, window_s=WINDOW,
+                          kube=kube.api_client(), kube_namespace="shop")  # fmt: skip
+        out = Agent().investigate(alert, plan, ctx)
+        return out.conclusion, {h: len(x.evidence) for h, x in out.sink.hypotheses.items()}
+
+    conclusion, read = run(["cart", "search", "mail", "payment", "ledger"])
+    assert conclusion == "payment"
+    assert read["payment"] and not read["ledger"]  # it stopped once payment stood
+    conclusion, read = run(["payment", "search", "mail", "cart", "ledger"])
+    assert conclusion == "payment"
+    assert not read["cart"] and not read["ledger"]
