@@ -62,7 +62,8 @@ def run_floor(
     clock: Callable[[], float],
 ) -> int:
     """Each top suspect's suggested checks, and those of every suspect that changed just
-    before the alert (`released`), then past incidents on the first, until the deadline;
+    before the alert (`released`), then, while none stands, the next suspects' one at a
+    time (`_while_unresolved`), then past incidents on the first, until the deadline;
     returns how many calls ran. With knowledge (`ctx.knowledge`), the checks a
     skeleton of this alert signature names run first, in its order, and those a `-` rule
     names are skipped; each item used is an event `knowledge: <id>`."""
