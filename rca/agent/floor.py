@@ -3,11 +3,12 @@ suspects get their suggested checks; a supported one with hard evidence is the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
-from .evidence import Hypothesis
+from .downstream import callees
+from .evidence import HEALTH, METRICS, Hypothesis, ToolEvidence, Verdict, is_a_line, source_of
 from .report import signature
 from .sink import EvidenceSink
 from .toolbox import Tool, ToolContext, recent
@@ -121,11 +122,43 @@ def _while_unresolved(first: list[Hypothesis], rest: list[Hypothesis], sink: Evi
         yield hyp
 
 
-def floor_conclusion(sink: EvidenceSink) -> str | None:
-    best = next(iter(sink.ranked()), None)
-    if best is not None and sink.concludable(best):
-        return best.suspect
-    return None
+Calls = Callable[[str], Collection[str]]
+"""service -> the services it calls."""
+
+
+def graph_calls(ctx: ToolContext) -> Calls:
+    """The services each one calls, by the graph (`downstream.callees`)."""
+    return lambda service: callees(ctx.store, service)
+
+
+def floor_conclusion(sink: EvidenceSink, calls: Calls = lambda _: ()) -> str | None:
+    """The best concludable lead. Among leads the evidence weighs alike (the same state
+    and confidence), one whose support is all errors or latency, what calls carry, is
+    passed over for a lead it calls that shows errors or latency of its own: a callee's
+    fault shows in its callers' calls (the read path's frontier), so the deeper one
+    explains both. A caller's own change or resource rise is no symptom a callee explains,
+    and a callee that only changed or only used more cpu shows none to explain with."""
+    ranked = sink.ranked()
+    best = next(iter(ranked), None)
+    if best is None or not sink.concludable(best):
+        return None
+    weight = (best.state, best.confidence)
+    tied = [h for h in ranked if (h.state, h.confidence) == weight and sink.concludable(h)]
+    showing = {h.suspect for h in tied if any(map(_carried, _support(h)))}
+    explained = {h.suspect for h in tied
+                 if _support(h) and all(map(_carried, _support(h)))
+                 and showing & (set(calls(h.suspect)) - {h.suspect})}  # fmt: skip
+    return next((h.suspect for h in tied if h.suspect not in explained), best.suspect)
+
+
+def _support(h: Hypothesis) -> list[ToolEvidence]:
+    return [e for e in h.evidence if e.verdict == Verdict.SUPPORTS and is_a_line(e.tool)]
+
+
+def _carried(e: ToolEvidence) -> bool:
+    """A symptom calls carry to the callers: errors or latency, measured or logged."""
+    src = source_of(e.tool)
+    return src == "logs" or (src == METRICS and e.check in HEALTH)
 
 
 def _recent_commit(h: Hypothesis) -> str | None:

@@ -30,7 +30,7 @@ from .audit.stages import Claims
 from .catalog import default_tools
 from .checks import run_check
 from .evidence import LLM_INFERRED, Hypothesis, ToolEvidence, Verdict
-from .floor import KNOWLEDGE_EVENT, floor_conclusion, knowledge_plan, run_floor
+from .floor import KNOWLEDGE_EVENT, floor_conclusion, graph_calls, knowledge_plan, run_floor
 from .parse import ToolCall, calls_in_text, structured_calls
 from .prompts import CONTROL_TOOLS, MALFORMED_REPLY, NO_TOOL_CALL, SYSTEM_PROMPT, plan_prompt
 from .report import build_report, signature
@@ -229,7 +229,7 @@ class Agent:
     ) -> AgentRun:
         calls = run_floor(self.tools, ctx, sink, deadline, events, self.config.top_k, self.clock)
         events.append(f"floor ran {calls} check(s)")
-        conclusion = floor_conclusion(sink)
+        conclusion = floor_conclusion(sink, graph_calls(ctx))
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
         run = self._end(alert, ctx, sink, ending, conclusion, list(narration), events, steps)
         run.llm_used = llm_used

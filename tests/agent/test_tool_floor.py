@@ -13,14 +13,18 @@ from test_tool_kube import AT, WINDOW, cluster
 from stackgraph.rca.agent import (
     DEFAULT_SUGGESTED,
     Agent,
+    EvidenceSink,
     HypothesisState,
     ToolContext,
+    ToolEvidence,
     ToolStatus,
+    Verdict,
     call_tool,
     default_tools,
     floor_args,
     suggestion_problem,
 )
+from stackgraph.rca.agent.floor import floor_conclusion
 from stackgraph.rca.agent.http_get import HTTP_TIMEOUT_S
 from stackgraph.rca.agent.tools_kube import API_TIMEOUT_S
 from stackgraph.rca.model import Alert, Candidate, Evidence, Plan
@@ -140,3 +144,38 @@ def test_the_floor_goes_down_the_plan_while_no_lead_stands(kube: FakeKube) -> No
     conclusion, read = run(["payment", "search", "mail", "cart", "ledger"])
     assert conclusion == "payment"
     assert not read["cart"] and not read["ledger"]
+
+
+def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
+    """frontend and adservice each stand on one line: frontend's latency rose, and it calls
+    adservice, whose latency or errors rose: adservice's fault explains frontend's symptom
+    and is concluded, whatever the plan's order. A lead weighed more stays first. With no
+    call between them, a callee that only changed or only used more cpu (no symptom calls
+    carry), or a caller that changed itself or used more cpu itself (no symptom a callee
+    explains), or two that call each other, the plan's order decides."""
+    lat, err, logs = ("prometheus_query", "signal=latency_p95"), ("prometheus_query",
+                      "signal=error_rate"), ("loki_query", "contains=error")  # fmt: skip
+    cpu, git = ("prometheus_query", "signal=cpu"), ("git_log", "default")
+
+    def sink(frontend: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...],
+             who: str = "adservice") -> EvidenceSink:  # fmt: skip
+        out = EvidenceSink()
+        for name, reads in (("frontend", frontend), (who, other)):
+            out.ensure(name).evidence = [ToolEvidence(t, Verdict.SUPPORTS, "rose", "x",
+                                                      check=c, hypothesis=name)
+                                         for t, c in reads]  # fmt: skip
+        return out
+
+    calls = {"frontend": ("adservice", "cart")}
+    graph = lambda s: calls.get(s, ())  # noqa: E731
+    loop = lambda s: {"frontend": ("adservice",), "adservice": ("frontend",)}.get(s, ())  # noqa: E731
+    assert floor_conclusion(sink((lat,), (lat,)), graph) == "adservice"
+    assert floor_conclusion(sink((logs,), (err, cpu)), graph) == "adservice"
+    assert floor_conclusion(sink((lat,), (lat,))) == "frontend"
+    assert floor_conclusion(sink((lat, logs), (lat,)), graph) == "frontend"
+    assert floor_conclusion(sink((lat,), (lat,), "email"), graph) == "frontend"
+    assert floor_conclusion(sink((lat,), (git,)), graph) == "frontend"
+    assert floor_conclusion(sink((lat,), (cpu,)), graph) == "frontend"
+    assert floor_conclusion(sink((git,), (lat,)), graph) == "frontend"
+    assert floor_conclusion(sink((cpu,), (lat,)), graph) == "frontend"
+    assert floor_conclusion(sink((lat,), (lat,)), loop) == "frontend"  # each explains the other

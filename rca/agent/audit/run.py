@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from stackgraph import cypher
@@ -12,7 +13,7 @@ from stackgraph.rca.model import Alert, Plan
 from stackgraph.timetravel import neighbours_at
 
 from ..checks import run_check
-from ..floor import floor_conclusion
+from ..floor import floor_conclusion, graph_calls
 from ..report import build_report, signature, symptom_of
 from ..sink import EvidenceSink
 from ..toolbox import Tool, ToolContext
@@ -75,7 +76,8 @@ def audited(
         return [c.service for c in plan.candidates if c.service not in done]
 
     neighbours = graph_neighbours(ctx.store) if ctx.store is not None else None
-    out = repair(work, neighbours, check, floor_conclusion, next_suspects,
+    conclude = partial(floor_conclusion, calls=graph_calls(ctx))
+    out = repair(work, neighbours, check, conclude, next_suspects,
                  remembered(ctx.store, alert), critic)  # fmt: skip
     w = out.work
     ending = run.ending
