@@ -4,6 +4,7 @@ suspects get their suggested checks; a supported one with hard evidence is the c
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
+from functools import cache
 
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
@@ -72,7 +73,8 @@ def run_floor(
     leads = sink.ranked()
     changed = released(ctx)
     ranked = leads[:top_k] + [h for h in leads[top_k:] if h.suspect in changed]
-    rest = [h for h in leads if h not in ranked]
+    chosen = {h.suspect for h in ranked}
+    rest = [h for h in leads if h.suspect not in chosen]
     order, avoid, used = knowledge_plan(ctx)
     events += [f"{KNOWLEDGE_EVENT}{i}" for i in used]
     for hyp in _while_unresolved(ranked, rest, sink, events):
@@ -127,8 +129,9 @@ Calls = Callable[[str], Collection[str]]
 
 
 def graph_calls(ctx: ToolContext) -> Calls:
-    """The services each one calls, by the graph (`downstream.callees`)."""
-    return lambda service: callees(ctx.store, service)
+    """The services each one calls, by the graph (`downstream.callees`), read once per
+    service: the audit re-concludes after every patch it tries."""
+    return cache(lambda service: callees(ctx.store, service))
 
 
 def floor_conclusion(sink: EvidenceSink, calls: Calls = lambda _: ()) -> str | None:
@@ -144,10 +147,13 @@ def floor_conclusion(sink: EvidenceSink, calls: Calls = lambda _: ()) -> str | N
         return None
     weight = (best.state, best.confidence)
     tied = [h for h in ranked if (h.state, h.confidence) == weight and sink.concludable(h)]
-    showing = {h.suspect for h in tied if any(map(_carried, _support(h)))}
-    explained = {h.suspect for h in tied
-                 if _support(h) and all(map(_carried, _support(h)))
-                 and showing & (set(calls(h.suspect)) - {h.suspect})}  # fmt: skip
+    carried = {h.suspect: [_carried(e) for e in _support(h)] for h in tied}
+    showing = {who for who, kinds in carried.items() if any(kinds)}
+    explained = {
+        who
+        for who, kinds in carried.items()
+        if kinds and all(kinds) and (others := showing - {who}) and others & set(calls(who))
+    }
     return next((h.suspect for h in tied if h.suspect not in explained), best.suspect)
 
 
