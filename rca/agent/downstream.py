@@ -46,8 +46,13 @@ MAX_CALLEES = 20
 """Callees whose log lines are counted beside a suspect's: a bound on one check's reads."""
 
 
-def callees(store: Any, service: str) -> list[str]:
-    """The services `service` calls, by the graph (none when it cannot be read)."""
+def callees(
+    store: Any, service: str, limit: int | None = MAX_CALLEES, suspects: Sequence[str] = ()
+) -> list[str]:
+    """The services `service` calls, by the graph (none when it cannot be read): the first
+    `limit` (None: all), since a check that reads each one's data is bounded, taken in the
+    order of `suspects` (the plan's), then by name: where a gateway calls forty services,
+    the ones the plan found something on are the ones that could explain it."""
     if store is None:
         return []
     try:
@@ -55,7 +60,11 @@ def callees(store: Any, service: str) -> list[str]:
     except StackGraphError:
         return []
     found = {str((r.get("b") or {}).get("name") or "") for r in rows if r.get("type") == "CALLS"}
-    return sorted(n for n in found if n and n != service)[:MAX_CALLEES]
+    order = {name: i for i, name in enumerate(suspects)}
+    named = sorted(
+        (n for n in found if n and n != service), key=lambda n: (order.get(n, len(order)), n)
+    )
+    return named[:limit]
 
 
 def _by_server(data: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:

@@ -129,9 +129,10 @@ Calls = Callable[[str], Collection[str]]
 
 
 def graph_calls(ctx: ToolContext) -> Calls:
-    """The services each one calls, by the graph (`downstream.callees`), read once per
-    service: the audit re-concludes after every patch it tries."""
-    return cache(lambda service: callees(ctx.store, service))
+    """The services each one calls, by the graph (`downstream.callees`), all of them (only
+    names are compared: no bound on reads applies), read once per service: the audit
+    re-concludes after every patch it tries."""
+    return cache(lambda service: callees(ctx.store, service, None))
 
 
 def floor_conclusion(sink: EvidenceSink, calls: Calls = lambda _: ()) -> str | None:

@@ -72,7 +72,7 @@ def callees_released(
     without a folder of its own is left out: its commits cannot be told from the suspect's."""
     released: list[str] = []
     unread: list[str] = []
-    for callee in callees(ctx.store, service):
+    for callee in callees(ctx.store, service, suspects=ctx.suspects()):
         theirs = _repo(ctx, callee)
         if theirs is None:
             continue

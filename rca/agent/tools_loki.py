@@ -178,7 +178,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             f"{recent_phrase(facts)} ({where})")  # fmt: skip
     if line_verdict(facts) == Verdict.SUPPORTS:
         rows = []
-        for callee in callees(ctx.store, service):
+        for callee in callees(ctx.store, service, suspects=ctx.suspects()):
             got = _count(ctx, callee, word, win)
             if not isinstance(got, ToolResult) and got[1]["lines"]:
                 rows.append({"server": callee, **_as_reading(got[1])})
@@ -204,7 +204,8 @@ def _with_patterns(
     facts["patterns"] = [list(p) for p in own]
     if not own:
         return ""
-    below = max(((_strength(source, c, end, caller), c) for c in callees(ctx.store, service)),
+    below = max(((_strength(source, c, end, caller), c)
+                 for c in callees(ctx.store, service, suspects=ctx.suspects())),
                 default=(0.0, ""))  # fmt: skip
     text = (f"; its lines moved otherwise in the {ALERT_LEAD_S / 60:g} min before the alert "
             f"vs the {BASELINE_SPAN_S / 60:g} before: {own[0][1]}")  # fmt: skip

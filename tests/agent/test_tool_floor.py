@@ -10,6 +10,7 @@ import pytest
 from kube_apiserver import FakeKube, serve_kube
 from test_tool_kube import AT, WINDOW, cluster
 
+from stackgraph.ingest import GraphIngestor
 from stackgraph.rca.agent import (
     DEFAULT_SUGGESTED,
     Agent,
@@ -24,11 +25,13 @@ from stackgraph.rca.agent import (
     floor_args,
     suggestion_problem,
 )
-from stackgraph.rca.agent.floor import floor_conclusion
+from stackgraph.rca.agent.floor import floor_conclusion, graph_calls
 from stackgraph.rca.agent.http_get import HTTP_TIMEOUT_S
 from stackgraph.rca.agent.tools_kube import API_TIMEOUT_S
 from stackgraph.rca.model import Alert, Candidate, Evidence, Plan
 from stackgraph.rca.pipeline import suggested_tools
+from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
+from stackgraph.store import GraphStore
 
 TOOLS = default_tools()
 KINDS = ("Service", "Datastore", "ExternalApi", "Node", "Queue")
@@ -179,3 +182,26 @@ def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
     assert floor_conclusion(sink((git,), (lat,)), graph) == "frontend"
     assert floor_conclusion(sink((cpu,), (lat,)), graph) == "frontend"
     assert floor_conclusion(sink((lat,), (lat,)), loop) == "frontend"  # each explains the other
+
+
+def test_the_tie_rule_reads_every_callee_of_a_gateway(store: GraphStore) -> None:
+    """A gateway calls 25 services (Train Ticket's calls 40): the tie rule compares names,
+    so it reads all of them, not the first 20 by name that bound a check's reads."""
+    called = [f"svc-{i:02d}" for i in range(25)]
+    batch = RecordBatch(
+        nodes=[NodeRecord("Service", {"name": n}) for n in ["gateway", *called]],
+        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "gateway"}),
+                          NodeRef("Service", {"name": n}), {}, "Tempo") for n in called],
+    )  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(batch).rejected
+    alert = Alert({"alertname": "HighLatency", "service": "gateway"}, starts_at=AT)
+    ctx = ToolContext(alert=alert, plan=Plan("gateway", []), at=AT, window_s=WINDOW,
+                      store=store)  # fmt: skip
+    assert sorted(graph_calls(ctx)("gateway")) == called
+    out = EvidenceSink()
+    for name in ("gateway", "svc-24"):
+        out.ensure(name).evidence = [ToolEvidence("prometheus_query", Verdict.SUPPORTS, "rose",
+                                                  "x", check="signal=latency_p95",
+                                                  hypothesis=name)]  # fmt: skip
+    assert floor_conclusion(out, graph_calls(ctx)) == "svc-24"

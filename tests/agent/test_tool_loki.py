@@ -27,6 +27,7 @@ from stackgraph.rca.agent import (
     default_tools,
     floor_args,
 )
+from stackgraph.rca.model import Candidate, Plan
 from stackgraph.rca.sources import FileLogs, FileSpans
 from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
@@ -166,6 +167,27 @@ def test_error_lines_its_callee_logged_as_strongly_are_the_callees(
     result, verdict = run(graph, "edge")
     assert [c["server"] for c in result.data["callees"]] == ["checkout"]
     assert verdict == Verdict.SUPPORTS and "come from" not in result.summary
+
+
+def test_a_gateway_reads_the_callees_the_plan_suspects_first(
+    ctx: ToolContext, store: GraphStore
+) -> None:
+    """gateway calls 25 services, payment the last by name: a check reads at most
+    MAX_CALLEES of them, so it reads those the plan ranks first. Without a plan the first
+    20 by name are read, payment is not, and gateway's error lines stand as its own."""
+    called = [*(f"api-{i:02d}" for i in range(24)), "payment"]
+    batch = RecordBatch(
+        nodes=[NodeRecord("Service", {"name": n}) for n in ["gateway", *called]],
+        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "gateway"}),
+                          NodeRef("Service", {"name": n}), {}, "Tempo") for n in called],
+    )  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(batch).rejected
+    plan = Plan("gateway", [Candidate(n, 0.5, {}) for n in ("gateway", "payment", "api-03")])
+    result, verdict = run(dataclasses.replace(ctx, store=store, plan=plan), "gateway")
+    assert "the errors come from payment" in result.summary
+    assert verdict == Verdict.INCONCLUSIVE
+    assert run(dataclasses.replace(ctx, store=store), "gateway")[1] == Verdict.SUPPORTS
 
 
 def test_error_lines_that_ended_before_the_alert_judge_nothing(ctx: ToolContext) -> None:
