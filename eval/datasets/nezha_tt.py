@@ -11,8 +11,11 @@ for fault-free minutes.
 * Call graph and edge series come from the spans, read and paired by the telemetry lane's
   own span reader (`load_spans`, `stats_from_spans`: spans carry no kind, so a child span in
   another service than its parent's is the call). Per minute file and edge: ``requests``
-  (calls / 60 s) and ``latency_server`` (p95 of the callee's spans, s). The spans carry no
-  status, so no ``errors`` (the logs hold them). Spans exist only around each fault and in
+  (calls / 60 s), ``latency_server`` (p95 of the callee's spans, s) and ``latency_client``
+  (p95 of their parents, the caller's exit spans: ``HTTP GET``/``POST`` ..., the call as
+  the caller waited for it, network included, as Tempo's client histogram holds it; a
+  producer's span where the call is a message). The spans carry no status, so no
+  ``errors`` (the logs hold them). Spans exist only around each fault and in
   the fault-free minutes, so edge series have no baseline elsewhere; the call graph is
   every pair seen on the day.
 * Entry: the service of the root spans (the graph's entry) gets the edge ``user -> entry``
@@ -77,18 +80,33 @@ def _span_series(
             raise DatasetError(str(exc)) from exc
         stats, _ = stats_from_spans(spans)
         kept += [s for s in spans if s.service in services]
+        waited = _waited(spans)
         for s in stats:
             client = USER if s.client == "user" else s.client
             if s.server in services and (client == USER or client in services):
                 p95 = (s.latency_p95_ms or 0.0) / 1000.0
-                points[(client, s.server)].append((end, s.trace_count / 60.0, p95))
+                wait = waited.get((s.client, s.server), s.latency_p95_ms or 0.0) / 1000.0
+                points[(client, s.server)].append((end, s.trace_count / 60.0, p95, wait))
     out: list[MetricSeries] = []
     for (client, server), pts in sorted(points.items()):
         cols = np.array(sorted(pts), dtype=float)
         out.append(series(server, "requests", cols[:, 0], cols[:, 1], client))
         out.append(series(server, "latency_server", cols[:, 0], cols[:, 2], client))
+        out.append(series(server, "latency_client", cols[:, 0], cols[:, 3], client))
     edges = sorted(e for e in points if e[0] != USER)
     return edges, out, sorted(kept, key=lambda s: s.end_s)
+
+
+def _waited(spans: list[Span]) -> dict[tuple[str, str], float]:
+    """p95 (ms) per (caller, callee) of the parents of the callee's spans: the caller's exit
+    spans (module docstring)."""
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    waits: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for s in spans:
+        parent = by_id.get((s.trace_id, s.parent_id)) if s.parent_id else None
+        if parent is not None and parent.service and parent.service != s.service:
+            waits[(parent.service, s.service)].append(parent.duration_ms)
+    return {k: float(np.percentile(v, 95)) for k, v in waits.items()}
 
 
 def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[LogRecord]:

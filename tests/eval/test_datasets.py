@@ -251,5 +251,13 @@ def test_train_ticket_edges_come_from_its_spans(load_dataset: CaseLoader) -> Non
     edges = {(e.client, e.server) for e in cases[0].call_edges}
     assert len(edges) > 40 and ("ts-preserve-service", "ts-contacts-service") in edges
     spans = [m for m in cases[0].metrics if m.client not in (None, "user")]
-    assert spans and all(m.name in ("requests", "latency_server") for m in spans)
+    assert spans and {m.name for m in spans} == {"requests", "latency_server", "latency_client"}
     assert max(len(m.times) for m in spans) <= 5  # 3 trace minutes a fault, plus neighbours
+    # the caller's exit span encloses its callee's span, network included: mostly longer
+    # (not always: a producer's span, ts-food-service -> ts-delivery-service, ends at send)
+    by = {(m.client, m.service, m.name): m for m in spans}
+    pairs = [(by[(c, s, "latency_client")], m) for (c, s, n), m in by.items()
+             if n == "latency_server"]  # fmt: skip
+    assert pairs and all(np.array_equal(w.times, m.times) for w, m in pairs)
+    ratio = np.concatenate([w.values / m.values for w, m in pairs])
+    assert np.median(ratio) > 1.0 and np.mean(ratio >= 1.0) > 0.9
