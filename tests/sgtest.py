@@ -201,6 +201,22 @@ def drop(store: Any) -> None:
         writer.drop_graph()
 
 
+def write_calls(store: Any, calls: list[tuple[str, str]]) -> None:
+    """Services calling each other (`CALLS`, as Tempo's service graph gives them), through
+    the writer."""
+    from stackgraph.ingest import GraphIngestor
+    from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
+
+    names = sorted({n for pair in calls for n in pair})
+    batch = RecordBatch(
+        nodes=[NodeRecord("Service", {"name": n}) for n in names],
+        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": a}), NodeRef("Service", {"name": b}),
+                          {}, "Tempo") for a, b in calls],
+    )  # fmt: skip
+    with GraphIngestor(store, who="test") as writer:
+        assert not writer.write(batch).rejected
+
+
 @contextmanager
 def leased(store: Any) -> Iterator[Any]:
     """The writer lease on `store`'s graph, for tests that send a raw write template."""

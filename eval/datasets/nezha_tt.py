@@ -71,7 +71,7 @@ def _span_series(
     files: list[tuple[float, Path]], services: tuple[str, ...]
 ) -> tuple[list[tuple[str, str]], list[MetricSeries], list[Span]]:
     """The day's call graph, per edge its per-minute requests and p95 (s), and its spans."""
-    points: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
     kept: list[Span] = []
     for end, path in files:
         try:

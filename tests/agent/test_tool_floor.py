@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from kube_apiserver import FakeKube, serve_kube
+from sgtest import write_calls
 from test_tool_kube import AT, WINDOW, cluster
 
-from stackgraph.ingest import GraphIngestor
 from stackgraph.rca.agent import (
     DEFAULT_SUGGESTED,
     Agent,
@@ -30,7 +30,6 @@ from stackgraph.rca.agent.http_get import HTTP_TIMEOUT_S
 from stackgraph.rca.agent.tools_kube import API_TIMEOUT_S
 from stackgraph.rca.model import Alert, Candidate, Evidence, Plan
 from stackgraph.rca.pipeline import suggested_tools
-from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
 TOOLS = default_tools()
@@ -188,13 +187,7 @@ def test_the_tie_rule_reads_every_callee_of_a_gateway(store: GraphStore) -> None
     """A gateway calls 25 services (Train Ticket's calls 40): the tie rule compares names,
     so it reads all of them, not the first 20 by name that bound a check's reads."""
     called = [f"svc-{i:02d}" for i in range(25)]
-    batch = RecordBatch(
-        nodes=[NodeRecord("Service", {"name": n}) for n in ["gateway", *called]],
-        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "gateway"}),
-                          NodeRef("Service", {"name": n}), {}, "Tempo") for n in called],
-    )  # fmt: skip
-    with GraphIngestor(store, who="test") as writer:
-        assert not writer.write(batch).rejected
+    write_calls(store, [("gateway", n) for n in called])
     alert = Alert({"alertname": "HighLatency", "service": "gateway"}, starts_at=AT)
     ctx = ToolContext(alert=alert, plan=Plan("gateway", []), at=AT, window_s=WINDOW,
                       store=store)  # fmt: skip

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sgtest import write_calls
 from tool_servers import serve_json
 
-from stackgraph.ingest import GraphIngestor
 from stackgraph.rca.agent import (
     ToolContext,
     ToolStatus,
@@ -29,7 +29,6 @@ from stackgraph.rca.agent import (
 )
 from stackgraph.rca.model import Candidate, Plan
 from stackgraph.rca.sources import FileLogs, FileSpans
-from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
 from stackgraph.store import GraphStore
 
 AT = 1_767_229_200.0  # the alert
@@ -148,14 +147,7 @@ def test_error_lines_its_callee_logged_as_strongly_are_the_callees(
     """gateway's error lines rose 10x, but payment, which it calls, rose 20x: a caller logs
     its callee's failures, so gateway's check is inconclusive and names payment; edge, with
     the same lines but a callee logging no error now, is supported."""
-    calls = [("gateway", "payment"), ("edge", "checkout")]
-    batch = RecordBatch(
-        nodes=[NodeRecord("Service", {"name": n}) for n in {n for pair in calls for n in pair}],
-        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": a}), NodeRef("Service", {"name": b}),
-                          {}, "Tempo") for a, b in calls],
-    )  # fmt: skip
-    with GraphIngestor(store, who="test") as writer:
-        assert not writer.write(batch).rejected
+    write_calls(store, [("gateway", "payment"), ("edge", "checkout")])
     graph = dataclasses.replace(ctx, store=store)
     result, verdict = run(graph, "gateway")
     assert (result.data["errors"], result.data["baseline_errors"]) == (30, 3)
@@ -175,14 +167,7 @@ def test_a_gateway_reads_the_callees_the_plan_suspects_first(
     """gateway calls 25 services, payment the last by name: a check reads at most
     MAX_CALLEES of them, so it reads those the plan ranks first. Without a plan the first
     20 by name are read, payment is not, and gateway's error lines stand as its own."""
-    called = [*(f"api-{i:02d}" for i in range(24)), "payment"]
-    batch = RecordBatch(
-        nodes=[NodeRecord("Service", {"name": n}) for n in ["gateway", *called]],
-        edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "gateway"}),
-                          NodeRef("Service", {"name": n}), {}, "Tempo") for n in called],
-    )  # fmt: skip
-    with GraphIngestor(store, who="test") as writer:
-        assert not writer.write(batch).rejected
+    write_calls(store, [("gateway", n) for n in (*(f"api-{i:02d}" for i in range(24)), "payment")])
     plan = Plan("gateway", [Candidate(n, 0.5, {}) for n in ("gateway", "payment", "api-03")])
     result, verdict = run(dataclasses.replace(ctx, store=store, plan=plan), "gateway")
     assert "the errors come from payment" in result.summary
@@ -237,12 +222,7 @@ def test_a_code_path_that_fell_silent_supports_without_an_error_line(
     assert "a code path that stopped running" in result.summary
     [(strength, _)] = result.data["patterns"]
     assert strength > 3.0
-    with GraphIngestor(store, who="test") as writer:
-        writer.write(RecordBatch(
-            nodes=[NodeRecord("Service", {"name": n}) for n in ("route", "travel")],
-            edges=[EdgeRecord("CALLS", NodeRef("Service", {"name": "travel"}),
-                              NodeRef("Service", {"name": "route"}), {}, "Tempo")],
-        ))  # fmt: skip
+    write_calls(store, [("travel", "route")])
     result, verdict = run(dataclasses.replace(ctx, store=store), "travel")
     assert result.data["patterns_from"] == "route" and verdict == Verdict.INCONCLUSIVE
     assert "route, which it calls, moved as strongly" in result.summary
