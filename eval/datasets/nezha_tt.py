@@ -70,7 +70,8 @@ def _minute_files(folder: Path, date: str) -> list[tuple[float, Path]]:
 def _span_series(
     files: list[tuple[float, Path]], services: tuple[str, ...]
 ) -> tuple[list[tuple[str, str]], list[MetricSeries], list[Span]]:
-    """The day's call graph, per edge its per-minute requests and p95 (s), and its spans."""
+    """The day's call graph, per edge its per-minute requests, the p95 (s) of the callee's
+    spans and of the caller's wait (`_waited`), and its spans."""
     points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
     kept: list[Span] = []
     for end, path in files:
