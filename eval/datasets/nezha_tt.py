@@ -71,7 +71,7 @@ def _span_series(
     files: list[tuple[float, Path]], services: tuple[str, ...]
 ) -> tuple[list[tuple[str, str]], list[MetricSeries], list[Span]]:
     """The day's call graph, per edge its per-minute requests, the p95 (s) of the callee's
-    spans and of the caller's wait (`_waited`), and its spans."""
+    spans and of the caller's wait (`EdgeStat.waited_p95_ms`), and its spans."""
     points: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
     kept: list[Span] = []
     for end, path in files:
@@ -81,12 +81,11 @@ def _span_series(
             raise DatasetError(str(exc)) from exc
         stats, _ = stats_from_spans(spans)
         kept += [s for s in spans if s.service in services]
-        waited = _waited(spans)
         for s in stats:
             client = USER if s.client == "user" else s.client
             if s.server in services and (client == USER or client in services):
                 p95 = (s.latency_p95_ms or 0.0) / 1000.0
-                wait = waited.get((s.client, s.server), s.latency_p95_ms or 0.0) / 1000.0
+                wait = p95 if s.waited_p95_ms is None else s.waited_p95_ms / 1000.0
                 points[(client, s.server)].append((end, s.trace_count / 60.0, p95, wait))
     out: list[MetricSeries] = []
     for (client, server), pts in sorted(points.items()):
@@ -96,18 +95,6 @@ def _span_series(
         out.append(series(server, "latency_client", cols[:, 0], cols[:, 3], client))
     edges = sorted(e for e in points if e[0] != USER)
     return edges, out, sorted(kept, key=lambda s: s.end_s)
-
-
-def _waited(spans: list[Span]) -> dict[tuple[str, str], float]:
-    """p95 (ms) per (caller, callee) of the parents of the callee's spans: the caller's exit
-    spans (module docstring)."""
-    by_id = {(s.trace_id, s.span_id): s for s in spans}
-    waits: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for s in spans:
-        parent = by_id.get((s.trace_id, s.parent_id)) if s.parent_id else None
-        if parent is not None and parent.service and parent.service != s.service:
-            waits[(parent.service, s.service)].append(parent.duration_ms)
-    return {k: float(np.percentile(v, 95)) for k, v in waits.items()}
 
 
 def _logs(files: list[tuple[float, Path]], services: tuple[str, ...]) -> list[LogRecord]:

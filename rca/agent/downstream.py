@@ -33,7 +33,14 @@ from .evidence import Verdict, optional_number
 from .http_get import get_json
 from .toolbox import ToolContext, ToolResult
 
-__all__ = ["DOWNSTREAM", "MAX_CALLEES", "callees", "explained_by", "read_callees"]
+__all__ = [
+    "DOWNSTREAM",
+    "MAX_CALLEES",
+    "callees",
+    "callees_to_read",
+    "explained_by",
+    "read_callees",
+]
 
 DOWNSTREAM: Mapping[str, str] = MappingProxyType(
     {"error_rate": "callee_errors", "latency_p95": "callee_latency"}
@@ -65,6 +72,12 @@ def callees(
         (n for n in found if n and n != service), key=lambda n: (order.get(n, len(order)), n)
     )
     return named[:limit]
+
+
+def callees_to_read(ctx: ToolContext, service: str) -> list[str]:
+    """The callees a check reads the data of: MAX_CALLEES of them, the plan's first."""
+    plan = [c.service for c in ctx.plan.candidates] if ctx.plan else []
+    return callees(ctx.store, service, MAX_CALLEES, plan)
 
 
 def _by_server(data: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:

@@ -102,10 +102,6 @@ class ToolContext:
     """Earlier conclusions with feedback: the report states the conclusion's confidence as
     they calibrate it (`calibration`); None: the evidence's alone."""
 
-    def suspects(self) -> tuple[str, ...]:
-        """The plan's candidates, best first (none without a plan)."""
-        return tuple(c.service for c in self.plan.candidates) if self.plan else ()
-
     def now(self) -> float:
         if self.at is not None:
             return self.at

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .downstream import callees
+from .downstream import callees_to_read
 from .evidence import Verdict
 from .toolbox import Prerequisite, Tool, ToolContext, ToolResult, ToolStatus, recent, service_param
 
@@ -72,7 +72,7 @@ def callees_released(
     without a folder of its own is left out: its commits cannot be told from the suspect's."""
     released: list[str] = []
     unread: list[str] = []
-    for callee in callees(ctx.store, service, suspects=ctx.suspects()):
+    for callee in callees_to_read(ctx, service):
         theirs = _repo(ctx, callee)
         if theirs is None:
             continue

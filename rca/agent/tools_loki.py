@@ -32,14 +32,15 @@ without an error but not as usual no longer refute it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 from typing import Any
 
 from stackgraph.rca.model import LogSource
 
 from ..scorers.logs import Caller, bursts, callers_of
 from ..windows import ALERT_LEAD_S, BASELINE_SPAN_S, Windows
-from .downstream import callees, explained_by
+from .downstream import callees_to_read, explained_by
 from .evidence import Verdict
 from .http_get import get_json
 from .log_lines import line_verdict, recent_phrase
@@ -173,12 +174,13 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         if isinstance(last, ToolResult):
             return last
         facts.update(recent_errors=last[1]["errors"], recent_lines=last[1]["lines"])
+    called = cache(partial(callees_to_read, ctx, service))  # read once, if at all
     text = (f"{facts['errors']} of {facts['lines']} log lines of {service} contain {word!r} "
             f"in {win.describe()} ({facts['baseline_errors']} of {facts['baseline_lines']})"
             f"{recent_phrase(facts)} ({where})")  # fmt: skip
     if line_verdict(facts) == Verdict.SUPPORTS:
         rows = []
-        for callee in callees(ctx.store, service, suspects=ctx.suspects()):
+        for callee in called():
             got = _count(ctx, callee, word, win)
             if not isinstance(got, ToolResult) and got[1]["lines"]:
                 rows.append({"server": callee, **_as_reading(got[1])})
@@ -189,23 +191,24 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
             text += (f"; {culprit}, which it calls, logged as many more ({row['baseline']:.0f} "
                      f"→ {row['window']:.0f}): the errors come from {culprit}")  # fmt: skip
     if ctx.logs is not None:
-        text += _with_patterns(ctx, ctx.logs, service, win.end, facts)
+        text += _with_patterns(ctx, ctx.logs, service, win.end, facts, called)
     return ToolResult(ToolStatus.SUCCESS, text, facts)
 
 
 def _with_patterns(
-    ctx: ToolContext, source: LogSource, service: str, end: float, facts: dict[str, Any]
-) -> str:
+    ctx: ToolContext, source: LogSource, service: str, end: float, facts: dict[str, Any],
+    called: Callable[[], list[str]],
+) -> str:  # fmt: skip
     """Adds the template tests' findings to `facts` (`patterns`, and `patterns_from`: the
-    callee whose lines moved as strongly); returns what the check says of them."""
+    callee whose lines moved as strongly, among `called()`); returns what the check says of
+    them."""
     spans = ctx.spans.spans(end - ALERT_LEAD_S - BASELINE_SPAN_S, end) if ctx.spans else ()
     caller = callers_of(spans)
     own = _patterns(source, service, end, caller)
     facts["patterns"] = [list(p) for p in own]
     if not own:
         return ""
-    below = max(((_strength(source, c, end, caller), c)
-                 for c in callees(ctx.store, service, suspects=ctx.suspects())),
+    below = max(((_strength(source, c, end, caller), c) for c in called()),
                 default=(0.0, ""))  # fmt: skip
     text = (f"; its lines moved otherwise in the {ALERT_LEAD_S / 60:g} min before the alert "
             f"vs the {BASELINE_SPAN_S / 60:g} before: {own[0][1]}")  # fmt: skip

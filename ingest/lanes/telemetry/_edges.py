@@ -59,6 +59,8 @@ class EdgeStat:
     """Tempo's `virtual_node` label: "client" or "server" names the uninstrumented side."""
     subject: str = ""
     """Messaging destination, when the metrics carry it as a dimension."""
+    waited_p95_ms: float | None = None
+    """p95 of the call as the caller waited for it (client side), where spans gave it."""
 
 
 def _virtual_side(stat: EdgeStat) -> str:

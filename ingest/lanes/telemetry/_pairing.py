@@ -12,7 +12,9 @@
   the call parent → child, and a root span is called by `user` (tracers that record only
   operations, like the Nezha datasets', leave kinds out);
 - a request failed when either span has an error status; its latency is the server (child)
-  span's duration (the client span's when the server is virtual).
+  span's duration (the client span's when the server is virtual), and the caller's wait
+  its parent's (Tempo's client histogram; for kind-less spans the parent is the caller's
+  span the call was made in, its exit span where the tracer records one).
 
 `pair_report` says how many spans were read and, when none paired, why.
 """
@@ -51,6 +53,8 @@ class _Pair:
     count: int = 0
     failed: int = 0
     durations: list[float] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)
+    """The caller's span of each call, where there is one: the call as the caller waited."""
 
 
 def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
@@ -58,11 +62,13 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
     has_child: set[tuple[str, str]] = set()
     pairs: dict[_Key, _Pair] = defaultdict(_Pair)
 
-    def record(key: _Key, error: bool, duration_ms: float) -> None:
+    def record(key: _Key, error: bool, duration_ms: float, waited_ms: float | None) -> None:
         pair = pairs[key]
         pair.count += 1
         pair.failed += int(error)
         pair.durations.append(duration_ms)
+        if waited_ms is not None:
+            pair.waits.append(waited_ms)
 
     for span in spans:
         if not span.service or span.kind not in ("server", "consumer", ""):
@@ -71,7 +77,7 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
         subject = _first(span.attributes, _SUBJECT_ATTRIBUTES)
         if not span.parent_id:
             record((USER_CLIENT, span.service, "virtual_node", "client", subject), span.error,
-                   span.duration_ms)  # fmt: skip
+                   span.duration_ms, None)  # fmt: skip
             continue
         if parent is None or parent.kind not in (("client", "producer") if span.kind else ("",)):
             continue
@@ -86,7 +92,7 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
         # the caller's own work, whose error is not this call's
         failed = (parent.error and bool(parent.kind)) or span.error
         record((parent.service, span.service, ctype, "", subject if messaging else ""),
-               failed, span.duration_ms)  # fmt: skip
+               failed, span.duration_ms, parent.duration_ms)  # fmt: skip
 
     for span in spans:
         if span.kind != "client" or (span.trace_id, span.span_id) in has_child:
@@ -94,11 +100,13 @@ def _pairs(spans: Sequence[Span]) -> dict[_Key, _Pair]:
         if any(span.attributes.get(a) for a in _DB_MARKERS):
             name = _first(span.attributes, _DB_NAME_ORDER)
             if name:
-                record((span.service, name, "database", "server", ""), span.error, span.duration_ms)
+                record((span.service, name, "database", "server", ""), span.error,
+                       span.duration_ms, span.duration_ms)  # fmt: skip
                 continue
         peer = _first(span.attributes, _PEER_ATTRIBUTES)
         if peer and span.service:
-            record((span.service, peer, "virtual_node", "server", ""), span.error, span.duration_ms)
+            record((span.service, peer, "virtual_node", "server", ""), span.error,
+                   span.duration_ms, span.duration_ms)  # fmt: skip
     return pairs
 
 
@@ -121,6 +129,7 @@ def stats_from_spans(spans: Sequence[Span]) -> tuple[list[EdgeStat], float]:
             trace_count=p.count,
             error_rate=p.failed / p.count,
             latency_p95_ms=_p95(p.durations),
+            waited_p95_ms=_p95(p.waits) if p.waits else None,
             connection_type=ctype,
             virtual_node=virtual,
             subject=subject,
