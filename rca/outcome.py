@@ -59,11 +59,12 @@ class IncidentOutcome:
 
     @property
     def root_cause(self) -> str | None:
-        """The concluded suspect when it is Validated with enough confidence."""
+        """The concluded suspect when the conclusion is Validated (`AgentRun.conclusion_state`)
+        with enough confidence."""
         if self.run is None or self.run.conclusion is None:
             return None
         hyp = self.run.sink.hypotheses.get(self.run.conclusion)
-        if hyp is None or hyp.state != HypothesisState.VALIDATED:
+        if hyp is None or self.run.conclusion_state != HypothesisState.VALIDATED:
             return None
         return hyp.suspect if hyp.confidence >= ROOT_CAUSE_MIN_CONFIDENCE else None
 

@@ -99,7 +99,9 @@ def _outcome(
         state=str(detail.get("state")),
         ending=detail.get("ending"),
         conclusion=conclusion,
-        conclusion_state=None if chosen is None else str(chosen["state"]),
+        conclusion_state=None
+        if chosen is None
+        else str(calibrated.get("state") or chosen["state"]),
         confidence=None
         if chosen is None
         else float(calibrated.get("stated", chosen["confidence"])),

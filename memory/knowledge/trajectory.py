@@ -75,8 +75,9 @@ class Trajectory:
     ending: str = ""
     confidence: float | None = None
     state: str = ""
-    """The concluded hypothesis's state (Validated, Supported): with `confidence`, the
-    evidence a later conclusion's confidence is calibrated on."""
+    """The conclusion's state (Validated, Supported; a rival keeps it from Validated:
+    `rca.agent.alike`): with `confidence`, the evidence a later conclusion's confidence is
+    calibrated on."""
     cost: Mapping[str, float] = field(default_factory=dict)
     knowledge: tuple[str, ...] = ()
     label: str = "pending"
@@ -144,7 +145,7 @@ def trajectory_of(outcome: IncidentOutcome) -> Trajectory:
         conclusion, ending = run.conclusion, str(run.ending)
         hyp = run.sink.hypotheses.get(run.conclusion) if run.conclusion else None
         confidence = round(hyp.confidence, 4) if hyp is not None else None
-        state = str(hyp.state) if hyp is not None else ""
+        state = run.conclusion_state
         cost = {"steps": float(run.steps), "tool_calls": float(len(steps))}
         used += [e[len(KNOWLEDGE_EVENT) :] for e in run.events if e.startswith(KNOWLEDGE_EVENT)]
     label, truth = label_of(outcome, leads)

@@ -3,13 +3,12 @@ suspects get their suggested checks; a supported one with hard evidence is the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
-from functools import cache
+from collections.abc import Callable, Iterator, Sequence
 
+from .alike import Calls, alike, no_calls
 from .catalog import DEFAULT_SUGGESTED, floor_args, suggestion_problem
 from .checks import run_check
-from .downstream import callees
-from .evidence import HEALTH, METRICS, Hypothesis, ToolEvidence, Verdict, is_a_line, source_of
+from .evidence import Hypothesis
 from .report import signature
 from .sink import EvidenceSink
 from .toolbox import Tool, ToolContext, recent
@@ -124,48 +123,14 @@ def _while_unresolved(first: list[Hypothesis], rest: list[Hypothesis], sink: Evi
         yield hyp
 
 
-Calls = Callable[[str], Collection[str]]
-"""service -> the services it calls."""
-
-
-def graph_calls(ctx: ToolContext) -> Calls:
-    """The services each one calls, by the graph (`downstream.callees`), all of them (only
-    names are compared: no bound on reads applies), read once per service: the audit
-    re-concludes after every patch it tries."""
-    return cache(lambda service: callees(ctx.store, service, None))
-
-
-def floor_conclusion(sink: EvidenceSink, calls: Calls = lambda _: ()) -> str | None:
-    """The best concludable lead. Among leads the evidence weighs alike (the same state
-    and confidence), one whose support is all errors or latency, what calls carry, is
-    passed over for a lead it calls that shows errors or latency of its own: a callee's
-    fault shows in its callers' calls (the read path's frontier), so the deeper one
-    explains both. A caller's own change or resource rise is no symptom a callee explains,
-    and a callee that only changed or only used more cpu shows none to explain with."""
-    ranked = sink.ranked()
-    best = next(iter(ranked), None)
+def floor_conclusion(sink: EvidenceSink, calls: Calls = no_calls) -> str | None:
+    """The best concludable lead; of leads the evidence weighs alike, one no callee among
+    them explains (`alike`)."""
+    best = next(iter(sink.ranked()), None)
     if best is None or not sink.concludable(best):
         return None
-    weight = (best.state, best.confidence)
-    tied = [h for h in ranked if (h.state, h.confidence) == weight and sink.concludable(h)]
-    carried = {h.suspect: [_carried(e) for e in _support(h)] for h in tied}
-    showing = {who for who, kinds in carried.items() if any(kinds)}
-    explained = {
-        who
-        for who, kinds in carried.items()
-        if kinds and all(kinds) and (others := showing - {who}) and others & set(calls(who))
-    }
+    tied, explained = alike(sink, best, calls)
     return next((h.suspect for h in tied if h.suspect not in explained), best.suspect)
-
-
-def _support(h: Hypothesis) -> list[ToolEvidence]:
-    return [e for e in h.evidence if e.verdict == Verdict.SUPPORTS and is_a_line(e.tool)]
-
-
-def _carried(e: ToolEvidence) -> bool:
-    """A symptom calls carry to the callers: errors or latency, measured or logged."""
-    src = source_of(e.tool)
-    return src == "logs" or (src == METRICS and e.check in HEALTH)
 
 
 def _recent_commit(h: Hypothesis) -> str | None:

@@ -24,13 +24,14 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
+from .alike import graph_calls
 from .audit.critic import model_critic
 from .audit.run import audited
 from .audit.stages import Claims
 from .catalog import default_tools
 from .checks import run_check
 from .evidence import LLM_INFERRED, Hypothesis, ToolEvidence, Verdict
-from .floor import KNOWLEDGE_EVENT, floor_conclusion, graph_calls, knowledge_plan, run_floor
+from .floor import KNOWLEDGE_EVENT, floor_conclusion, knowledge_plan, run_floor
 from .parse import ToolCall, calls_in_text, structured_calls
 from .prompts import CONTROL_TOOLS, MALFORMED_REPLY, NO_TOOL_CALL, SYSTEM_PROMPT, plan_prompt
 from .report import build_report, signature
@@ -246,7 +247,6 @@ class Agent:
         events: list[str],
         steps: int,
     ) -> AgentRun:
-        report = build_report(
-            alert, sink, str(ending), conclusion, "\n\n".join(narration), ctx.history
-        )
+        report = build_report(alert, sink, str(ending), conclusion, "\n\n".join(narration),
+                              ctx.history, graph_calls(ctx))  # fmt: skip
         return AgentRun(ending, conclusion, sink, report, steps, steps > 0, events)

@@ -11,6 +11,7 @@ from typing import Any
 
 from stackgraph.rca.model import Alert
 
+from .alike import Calls, conclusion_state, no_calls, rivals
 from .calibration import Calibrated, OutcomeHistory
 from .evidence import Hypothesis, ToolEvidence, Verdict
 from .sink import EvidenceSink
@@ -153,9 +154,11 @@ def build_report(
     conclusion: str | None,
     narration: str = "",
     history: OutcomeHistory | None = None,
+    calls: Calls = no_calls,
 ) -> Report:
     """The report; the conclusion's confidence is stated as `history` calibrates it (the
-    evidence's alone without one)."""
+    evidence's alone without one), and its state is the evidence's unless a lead weighed
+    alike stands beside it (`alike.rivals`: the plan's rank chose, so it is not Validated)."""
     ranked = sink.ranked()
     diagnosis = [
         {
@@ -172,12 +175,16 @@ def build_report(
     chosen = sink.hypotheses.get(conclusion) if conclusion else None
     calibrated: Calibrated | None = None
     if chosen is not None:
-        calibrated = (history or OutcomeHistory()).calibrate(chosen.confidence, str(chosen.state))
+        others = rivals(sink, conclusion, calls)
+        state = conclusion_state(chosen, others)
+        calibrated = (history or OutcomeHistory()).calibrate(chosen.confidence, str(state))
         pivot = _pivot(chosen)
+        alike = (f"; {', '.join(others)} stood as well on the evidence, and the plan's rank "
+                 "chose" if others else "")  # fmt: skip
         summary = (
             f"Symptom: {symptom_text}. Pivot evidence: "
             f"{pivot.result_summary if pivot else '-'} ({pivot.tool if pivot else '-'}). "
-            f"Root cause: {chosen.suspect} ({chosen.state}, {calibrated.phrase()})."
+            f"Root cause: {chosen.suspect} ({state}, {calibrated.phrase()}{alike})."
         )
     else:
         checked = len(sink.all_evidence)

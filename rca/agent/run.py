@@ -39,6 +39,13 @@ class AgentRun:
     def hypotheses(self) -> list[Hypothesis]:
         return self.sink.ranked()
 
+    @property
+    def conclusion_state(self) -> str:
+        """The conclusion's state as the report states it ("" without one): its evidence's,
+        which a rival keeps from Validated (`alike.conclusion_state`)."""
+        stated = self.report.calibration
+        return stated.state if stated is not None and self.conclusion else ""
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "ending": str(self.ending),

@@ -25,10 +25,14 @@ from stackgraph.rca.agent import (
     floor_args,
     suggestion_problem,
 )
-from stackgraph.rca.agent.floor import floor_conclusion, graph_calls
+from stackgraph.rca.agent.alike import Calls, graph_calls, no_calls
+from stackgraph.rca.agent.floor import floor_conclusion
 from stackgraph.rca.agent.http_get import HTTP_TIMEOUT_S
+from stackgraph.rca.agent.report import build_report
+from stackgraph.rca.agent.run import AgentRun, Ending
 from stackgraph.rca.agent.tools_kube import API_TIMEOUT_S
 from stackgraph.rca.model import Alert, Candidate, Evidence, Plan
+from stackgraph.rca.outcome import IncidentOutcome
 from stackgraph.rca.pipeline import suggested_tools
 from stackgraph.store import GraphStore
 
@@ -198,3 +202,44 @@ def test_the_tie_rule_reads_every_callee_of_a_gateway(store: GraphStore) -> None
                                                   "x", check="signal=latency_p95",
                                                   hypothesis=name)]  # fmt: skip
     assert floor_conclusion(out, graph_calls(ctx)) == "svc-24"
+
+
+def test_a_conclusion_with_a_rival_is_not_validated() -> None:
+    """payment and price each stand Validated, alike, on two lines (metrics and logs), and
+    neither calls the other: the evidence does not tell them apart, the plan's rank chose,
+    so the conclusion is Supported, names its rival, is calibrated as Supported and writes
+    no root cause. Where payment calls price, price explains payment's calls and stands
+    alone: Validated. A lead weighed less is no rival."""
+    lines = (("prometheus_query", "signal=latency_p95"), ("loki_query", "contains=error"))
+
+    def sink(price: tuple[tuple[str, str], ...]) -> EvidenceSink:
+        out = EvidenceSink()
+        for name, reads in (("payment", lines), ("price", price)):
+            out.ensure(name).evidence = [ToolEvidence(t, Verdict.SUPPORTS, "rose", "x",
+                                                      check=c, hypothesis=name)
+                                         for t, c in reads]  # fmt: skip
+        return out
+
+    def concluded(s: EvidenceSink, calls: Calls = no_calls) -> AgentRun:
+        conclusion = floor_conclusion(s, calls)
+        report = build_report(Alert({"service": "gateway"}), s, "concluded", conclusion,
+                              calls=calls)  # fmt: skip
+        return AgentRun(Ending.CONCLUDED, conclusion, s, report)
+
+    def outcome(run: AgentRun) -> IncidentOutcome:
+        return IncidentOutcome("fp", Alert({"service": "gateway"}), "gateway", AT, run=run)
+
+    both = sink(lines)
+    assert {h.state for h in both.hypotheses.values()} == {HypothesisState.VALIDATED}
+    run = concluded(both)
+    assert run.conclusion == "payment" and run.conclusion_state == "Supported"
+    assert "price stood as well on the evidence" in run.report.summary, run.report.summary
+    assert outcome(run).root_cause is None
+    calls = {"payment": ("price",)}
+    run = concluded(sink(lines), lambda s: calls.get(s, ()))
+    assert run.conclusion == "price" and run.conclusion_state == "Validated"
+    assert "stood as well" not in run.report.summary
+    assert outcome(run).root_cause == "price"
+    run = concluded(sink(lines[:1]))
+    assert run.conclusion == "payment" and run.conclusion_state == "Validated"
+    assert outcome(run).root_cause == "payment"

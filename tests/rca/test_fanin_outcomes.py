@@ -16,9 +16,9 @@ from stackgraph.rca.agent import (
     EvidenceSink,
     Hypothesis,
     HypothesisState,
-    Report,
     ToolEvidence,
     Verdict,
+    build_report,
 )
 from stackgraph.rca.outcome import IncidentOutcome, OutcomeWriter, outcome_records
 from stackgraph.schema import EDGES, EdgeRecord, NodeRecord, NodeRef, RecordBatch
@@ -66,7 +66,7 @@ def outcome(fingerprint: str, opened_at: float) -> IncidentOutcome:
         sink.add(ToolEvidence(tool, Verdict.SUPPORTS, f"{tool} says payment", source,
                               check="default", hypothesis="payment"))  # fmt: skip
     assert sink.hypotheses["payment"].state == HypothesisState.VALIDATED
-    report = Report(diagnosis=[], summary="payment", actions=[], ending="concluded")
+    report = build_report(alert, sink, "concluded", "payment")
     run = AgentRun(Ending.CONCLUDED, "payment", sink, report)
     return IncidentOutcome(fingerprint, alert, "checkout", opened_at, run=run)
 

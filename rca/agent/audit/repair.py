@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..alike import Calls, no_calls
 from ..evidence import DATA_SOURCE, NOT_A_LINE, READS, WITH_BASELINE, HypothesisState, source_of
 from ..sink import EvidenceSink
 from ..toolbox import ToolContext
@@ -48,10 +49,12 @@ class Work:
     """The plan's alert window, which the evidence must have read."""
     checked: list[str] = field(default_factory=list)
     """suspects the hypothesis patch has already brought in."""
+    calls: Calls = no_calls
+    """The services each one calls: what tells a conclusion's rivals (`alike`)."""
 
     def stages(self) -> Stages:
         return stages_of(self.sink, self.conclusion, self.symptom, self.plan_paths,
-                         self.claims, self.at, window=self.window)  # fmt: skip
+                         self.claims, self.at, window=self.window, calls=self.calls)  # fmt: skip
 
 
 RunCheck = Callable[[str, dict[str, Any], ToolContext, EvidenceSink], bool]

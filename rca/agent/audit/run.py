@@ -12,8 +12,9 @@ from stackgraph.errors import StackGraphError
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.timetravel import neighbours_at
 
+from ..alike import graph_calls
 from ..checks import run_check
-from ..floor import floor_conclusion, graph_calls
+from ..floor import floor_conclusion
 from ..report import build_report, signature, symptom_of
 from ..sink import EvidenceSink
 from ..toolbox import Tool, ToolContext
@@ -61,8 +62,9 @@ def audited(
     paths = {c.service: c.paths for c in plan.candidates}
     # The path is walked in the graph the plan was ranked on, not at the alert's start: the
     # graph learns of an edge only when a lane next runs, often after the alert fired.
+    calls = graph_calls(ctx)
     work = Work(run.sink, run.conclusion, run.claims, symptom, paths, ctx, plan.at,
-                plan.window)  # fmt: skip
+                plan.window, calls=calls)  # fmt: skip
 
     def check(name: str, args: dict[str, Any], c: ToolContext, sink: EvidenceSink) -> bool:
         tool = tools.get(name)
@@ -76,7 +78,7 @@ def audited(
         return [c.service for c in plan.candidates if c.service not in done]
 
     neighbours = graph_neighbours(ctx.store) if ctx.store is not None else None
-    conclude = partial(floor_conclusion, calls=graph_calls(ctx))
+    conclude = partial(floor_conclusion, calls=calls)
     out = repair(work, neighbours, check, conclude, next_suspects,
                  remembered(ctx.store, alert), critic)  # fmt: skip
     w = out.work
@@ -85,9 +87,8 @@ def audited(
         ending = Ending.CONCLUDED if w.conclusion else Ending.INSUFFICIENT_EVIDENCE
     report = run.report
     if out.repairs:
-        fresh = build_report(
-            alert, w.sink, str(ending), w.conclusion, report.narration, ctx.history
-        )
+        fresh = build_report(alert, w.sink, str(ending), w.conclusion, report.narration,
+                             ctx.history, calls)  # fmt: skip
         fresh.similar, fresh.notes = (
             report.similar,
             [*report.notes, *fresh.notes[len(report.notes) :]],

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..alike import Calls, conclusion_state, no_calls, rivals
 from ..evidence import HypothesisState, ToolEvidence
 from ..sink import EvidenceSink
 
@@ -123,8 +124,10 @@ def stages_of(
     at: float | None,
     actions: Sequence[str] = (),
     window: tuple[float, float] | None = None,
+    calls: Calls = no_calls,
 ) -> Stages:
-    """The four artifacts of an investigation as it stands."""
+    """The four artifacts of an investigation as it stands; the report's state is the
+    conclusion's (`alike.conclusion_state`), which a rival keeps from Validated."""
     ep, ids = evidence_items(sink)
     hs = []
     for h in sink.ranked():
@@ -141,7 +144,7 @@ def stages_of(
     dr = DiagnosisReport(
         conclusion,
         claims.confidence if claims.confidence is not None else (hyp.confidence if hyp else 0.0),
-        str(hyp.state) if hyp else "none",
+        str(conclusion_state(hyp, rivals(sink, conclusion, calls))) if hyp else "none",
         tuple(actions),
     )
     return Stages(ep, tuple(hs), path, dr, symptom, at, window)
