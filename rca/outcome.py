@@ -8,7 +8,7 @@ the ingest CronJob keeps running beside the API; a held lease is waited for, bri
     Alert -FIRED_ON-> Service(symptom)      Alert -TRIGGERED-> Incident -AFFECTS-> Service
     Incident -EVALUATED_AS-> Hypothesis -EVIDENCED_BY{tool,check}-> suspect
     Hypothesis -CITES-> Change               Incident -ROOT_CAUSED_BY-> suspect
-        (ROOT_CAUSED_BY only for a Validated hypothesis with confidence >= 0.40,
+        (ROOT_CAUSED_BY only for a Validated conclusion with confidence >= 0.40,
          or a root cause confirmed by feedback)
 """
 
