@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stackgraph.promql import PromQLNames
+from stackgraph.rca.agent.toolbox import LOOKBACK_S
 from stackgraph.rca.sources.prometheus import TEMPLATES as READ_PATH
 
 from .datasets.model import (
@@ -67,9 +68,10 @@ STEP_S = 15.0
 BUCKETS: tuple[float, ...] = tuple(0.0001 * 4**k for k in range(10))
 """Latency histogram bounds in seconds (0.1 ms .. 26 s); a +Inf bucket follows."""
 QUANTILE = 0.95
-MARGIN_S = 900.0
-"""Gap between two recordings laid end to end: beyond Prometheus' 5-minute lookback and the
-telemetry lane's 5-minute window, so no query about one reaches the other."""
+MARGIN_S = LOOKBACK_S + 900.0
+"""Gap between two recordings laid end to end, so that no query about one reaches the
+other: beyond the furthest an agent's check reads before the alert (`LOOKBACK_S`, 2 h), and
+Prometheus' 5-minute lookback and the telemetry lane's 5-minute window after it."""
 SINGLE_POINT_STEP_S = 60.0
 
 Floats = npt.NDArray[np.float64]
@@ -117,7 +119,7 @@ def _span(case: Case) -> tuple[float, float]:
 def place(cases: Sequence[Case]) -> list[Case]:
     """The cases with separate recordings laid end to end: sorted by start, each timeline
     after the first is moved (by whole minutes) to begin MARGIN_S after the previous one
-    ends. No method reads the date, and a TSDB spanning hours, not weeks, backfills in
+    ends. No method reads the date, and a TSDB spanning days, not weeks, backfills in
     seconds. Same order as given; cases on one timeline move together."""
     spans: dict[str, tuple[float, float]] = {}
     for case in cases:

@@ -25,6 +25,13 @@ from stackgraph.rca.model import Alert, LogSource, Plan, SpanSource
 from .calibration import OutcomeHistory
 from .evidence import Verdict
 
+WINDOW_S = 1800.0
+"""The long window a check reads before the alert, against the equal span before it."""
+WIDEN = 2.0
+"""How many times the audit's widen-window patch widens it (`audit.repair`)."""
+LOOKBACK_S = 2 * WIDEN * WINDOW_S
+"""The furthest before the alert any check reads: the widened window and its baseline."""
+
 
 class ToolStatus(StrEnum):
     """How a call ended. Anything but SUCCESS still yields evidence (inconclusive)."""
@@ -92,7 +99,7 @@ class ToolContext:
     """Seconds per unit of the latency histograms (`telemetry_latency_unit_s`)."""
     rate_window_s: float = 60.0
     """The read path's rate window (`metrics_window`): the finest span it measures."""
-    window_s: float = 1800.0
+    window_s: float = WINDOW_S
     memory: Any = None
     """The incident memory (`stackgraph.memory.Memory`) the service opened, or None."""
     knowledge: Any = None

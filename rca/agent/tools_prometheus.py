@@ -24,6 +24,7 @@ from typing import Any
 from stackgraph.config import Settings
 from stackgraph.promql import PromQLNames, Templates, duration_s, render
 
+from ..series import MIN_POINTS
 from ..sources.prometheus import BUILTIN_KINDS
 from ..sources.prometheus import TEMPLATES as READ_PATH
 from ..windows import ALERT_LEAD_S, Windows
@@ -192,6 +193,12 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         band = readings(ctx, latest_q, (float(base[0]), float(base[1])), ctx.rate_window_s)
         if isinstance(band, ToolResult):
             return band
+        elsewhere = _band_elsewhere(ctx, win, len(band))
+        if elsewhere is not None:
+            band = readings(ctx, latest_q, elsewhere, ctx.rate_window_s)
+            if isinstance(band, ToolResult):
+                return band
+            facts["latest_band_window"] = list(elsewhere)
         facts["latest_band"] = band
     facts["resolution_s"] = min(float(facts.get(f"{k}_s") or win.span_s) for k in SHORTER)
     text = (f"{service} {signal.replace('_', ' ')} {_show(signal, window)} in {against} "
@@ -271,6 +278,17 @@ def _inner_baseline(
     if base is None or short_s is None:
         return None
     if not win.start <= base[0] < base[1] <= win.end - float(short_s):
+        return None
+    return base
+
+
+def _band_elsewhere(ctx: ToolContext, win: Windows, held: int) -> tuple[float, float] | None:
+    """The read path's baseline, where the agent's own holds too few readings to tell how
+    far one minute wanders (a recording, or a service, younger than the look-back) and the
+    read path's ends before the last minute: it was chosen for holding data, and one
+    investigation should compare with one baseline rather than judge levels alone."""
+    base = ctx.plan.baseline if ctx.plan is not None else None
+    if held >= MIN_POINTS or base is None or not base[1] <= win.end - ctx.rate_window_s:
         return None
     return base
 

@@ -38,6 +38,7 @@ from stackgraph.rca.agent.checks import run_check
 from stackgraph.rca.agent.report import build_report
 from stackgraph.rca.agent.sink import EvidenceSink
 from stackgraph.rca.model import Alert, Plan
+from stackgraph.rca.series import MIN_POINTS
 from stackgraph.store import GraphStore
 
 POINTS = 240
@@ -487,6 +488,25 @@ def test_past_a_gap_the_plans_baseline_is_the_comparison(promurl: str) -> None:
     assert ev is not None and ev.baseline == (START, START + short)
     with_data = call_tool(TOOL, ctx, {"service": "payment", "signal": "error_rate"})
     assert "baseline_window" not in with_data.data  # its own span before had data
+
+
+def test_where_its_baseline_holds_too_few_minutes_the_plans_gives_the_band(promurl: str) -> None:
+    """The recording begins just before the long window (a replayed case, a new service):
+    the agent's baseline holds no minute to tell how far one wanders, so the last minute's
+    20% errors (under 1% over the hour) judge nothing alone. The plan's baseline holds 25
+    of them: beyond their band, the last minute supports."""
+    long = float(STEP * POINTS) - 60.0
+    alone = ToolContext(prometheus_url=promurl, at=float(END), window_s=long)
+    result = call_tool(TOOL, alone, {"service": "carrier", "signal": "error_rate"})
+    assert result.data["latest"] == pytest.approx(0.2, rel=0.05)
+    assert len(result.data["latest_band"]) < MIN_POINTS
+    assert TOOL.check(result, "carrier", float(END), long) == Verdict.INCONCLUSIVE
+    planned = Plan(anchor="frontend", candidates=[], baseline=(START, START + STEP * 100))
+    ctx = dataclasses.replace(alone, plan=planned)
+    result = call_tool(TOOL, ctx, {"service": "carrier", "signal": "error_rate"})
+    assert result.data["latest_band_window"] == [START, START + STEP * 100]
+    assert len(result.data["latest_band"]) == 25  # its first 25 minutes
+    assert TOOL.check(result, "carrier", float(END), long) == Verdict.SUPPORTS
 
 
 def test_inside_the_long_window_the_plans_baseline_judges_the_last_minutes(promurl: str) -> None:

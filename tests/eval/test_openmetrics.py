@@ -39,6 +39,7 @@ from stackgraph.eval.openmetrics import (
 )
 from stackgraph.eval.promserver import split_by_block
 from stackgraph.promql import PromQLNames, render
+from stackgraph.rca.agent.toolbox import LOOKBACK_S
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z, a multiple of 15 s
 DAY = 86_400.0
@@ -453,6 +454,8 @@ def test_recordings_are_laid_end_to_end() -> None:
     assert a_end + MARGIN_S <= placed[0].baseline_window[0] < a_end + MARGIN_S + 60
     b_end = b2.alert_window[1] + moved
     assert b_end + MARGIN_S <= placed[3].baseline_window[0] < b_end + MARGIN_S + 60  # earlier
+    # the furthest an agent's check reads before a case's alert stays in its own recording
+    assert placed[0].alert_window[0] - LOOKBACK_S > a_end + 5 * 60
     assert place([a]) == [a]
 
 

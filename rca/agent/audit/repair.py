@@ -24,7 +24,7 @@ from typing import Any
 from ..alike import Calls, no_calls
 from ..evidence import DATA_SOURCE, NOT_A_LINE, READS, WITH_BASELINE, HypothesisState, source_of
 from ..sink import EvidenceSink
-from ..toolbox import ToolContext
+from ..toolbox import WIDEN, ToolContext
 from .checks import DELTA, STAGES, Audit, Neighbours, audit, joined, route_of
 from .stages import Claims, Stages, stages_of
 
@@ -146,7 +146,7 @@ def patches(stage: str, run_check: RunCheck, conclude: Conclude, neighbours: Nei
         who = focus(w)
         if who is None:
             return False
-        wide = replace(w.ctx, window_s=w.ctx.window_s * 2)
+        wide = replace(w.ctx, window_s=w.ctx.window_s * WIDEN)
         return run_on(w, who, [t for t in READS if t in read_tools(w, who)], wide)
 
     def next_candidates(w: Work) -> bool:
