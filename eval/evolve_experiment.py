@@ -58,8 +58,7 @@ class _Seen:
 
 
 def _validated(run: AgentRun) -> bool:
-    hyp = run.sink.hypotheses.get(run.conclusion or "")
-    return hyp is not None and hyp.state == HypothesisState.VALIDATED
+    return run.conclusion_state == HypothesisState.VALIDATED
 
 
 def _arm(rows: list[dict[str, Any]], arm: str) -> dict[str, float]:
