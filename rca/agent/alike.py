@@ -35,6 +35,7 @@ Calls = Callable[[str], Collection[str]]
 
 
 def no_calls(_: str) -> Collection[str]:
+    """Without the graph, no lead is known to call another: none explains another."""
     return ()
 
 

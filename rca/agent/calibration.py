@@ -14,8 +14,9 @@ weight:
 
 No history: the evidence's confidence, unchanged. With history it moves towards what was
 seen, faster the more was seen (Bayesian histogram binning, one bin per state and evidence
-confidence; nothing fitted). The state (Validated, Supported) stays the evidence's:
-feedback calibrates what the agent says, not what its tools found.
+confidence; nothing fitted). The state (Validated, Supported) stays the conclusion's (its
+evidence's, which a rival weighed alike keeps from Validated: `alike`): feedback calibrates
+what the agent says, not what its tools found.
 """
 
 from __future__ import annotations
