@@ -24,7 +24,7 @@ import pydantic
 
 from stackgraph.rca.model import Alert, Plan
 
-from .alike import graph_calls
+from .alike import Calls, graph_calls
 from .audit.critic import model_critic
 from .audit.run import audited
 from .audit.stages import Claims
@@ -82,21 +82,23 @@ class Agent:
         cfg = self.config
         critic = (model_critic(cfg.ollama_host, cfg.model, cfg.chat_timeout_s)
                   if cfg.ollama_host else None)  # fmt: skip
-        run = audited(self.tools, self._investigate(alert, plan, ctx), alert, plan, ctx, critic)
+        graph = graph_calls(ctx)  # one read of each service's callees per investigation
+        run = audited(self.tools, self._investigate(alert, plan, ctx, graph), alert, plan, ctx,
+                      graph, critic)  # fmt: skip
         similar, note = similar_incidents(ctx)
         run.report.similar = similar
         if note:
             run.report.notes.append(note)
         return run
 
-    def _investigate(self, alert: Alert, plan: Plan, ctx: ToolContext) -> AgentRun:
+    def _investigate(self, alert: Alert, plan: Plan, ctx: ToolContext, graph: Calls) -> AgentRun:
         start = self.clock()
         deadline = start + self.config.wall_clock_s
         sink = self._seed(plan)
         events: list[str] = []
         if not self.config.ollama_host:
             events.append("no OLLAMA_HOST: deterministic tool floor")
-            return self._finish_floor(alert, plan, ctx, sink, deadline, events, 0, False)
+            return self._finish_floor(alert, plan, ctx, graph, sink, deadline, events, 0, False)
         client = ollama.Client(host=self.config.ollama_host, timeout=self.config.chat_timeout_s)
         tool_specs = [t.ollama_spec() for t in self.tools.values() if t.status(ctx).enabled]
         tool_specs += CONTROL_TOOLS
@@ -119,8 +121,8 @@ class Agent:
         while steps < self.config.max_steps:
             if self.clock() > deadline:
                 events.append(f"wall-clock budget of {self.config.wall_clock_s:g} s spent")
-                return self._end(alert, ctx, sink, Ending.BUDGET_EXHAUSTED, None, narration, events,
-                                 steps)  # fmt: skip
+                return self._end(alert, ctx, graph, sink, Ending.BUDGET_EXHAUSTED, None, narration,
+                                 events, steps)  # fmt: skip
             steps += 1
             try:
                 resp = client.chat(model=self.config.model, messages=messages, tools=tool_specs,
@@ -132,7 +134,7 @@ class Agent:
             except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as exc:
                 events.append(f"step {steps}: model unavailable ({type(exc).__name__}: {exc}); "
                               "deterministic tool floor")  # fmt: skip
-                return self._finish_floor(alert, plan, ctx, sink, deadline, events, steps,
+                return self._finish_floor(alert, plan, ctx, graph, sink, deadline, events, steps,
                                           steps > 1, narration)  # fmt: skip
             content = str(resp.message.content or "")
             calls = structured_calls(resp.message.tool_calls)
@@ -152,13 +154,15 @@ class Agent:
                 if isinstance(outcome, Ending):
                     conclusion = (str(call.arguments.get("service"))
                                   if outcome == Ending.CONCLUDED else None)  # fmt: skip
-                    run = self._end(alert, ctx, sink, outcome, conclusion, narration, events, steps)
+                    run = self._end(alert, ctx, graph, sink, outcome, conclusion, narration,
+                                    events, steps)  # fmt: skip
                     if conclusion is not None:
                         run.claims = Claims.stated(call.arguments)
                     return run
                 messages.append({"role": "tool", "content": outcome, "tool_name": call.name})
         events.append(f"step budget of {self.config.max_steps} spent")
-        return self._end(alert, ctx, sink, Ending.BUDGET_EXHAUSTED, None, narration, events, steps)
+        return self._end(alert, ctx, graph, sink, Ending.BUDGET_EXHAUSTED, None, narration, events,
+                         steps)  # fmt: skip
 
     def _handle(
         self,
@@ -221,6 +225,7 @@ class Agent:
         alert: Alert,
         plan: Plan,
         ctx: ToolContext,
+        graph: Calls,
         sink: EvidenceSink,
         deadline: float,
         events: list[str],
@@ -230,9 +235,9 @@ class Agent:
     ) -> AgentRun:
         calls = run_floor(self.tools, ctx, sink, deadline, events, self.config.top_k, self.clock)
         events.append(f"floor ran {calls} check(s)")
-        conclusion = floor_conclusion(sink, graph_calls(ctx))
+        conclusion = floor_conclusion(sink, graph)
         ending = Ending.CONCLUDED if conclusion else Ending.INSUFFICIENT_EVIDENCE
-        run = self._end(alert, ctx, sink, ending, conclusion, list(narration), events, steps)
+        run = self._end(alert, ctx, graph, sink, ending, conclusion, list(narration), events, steps)
         run.llm_used = llm_used
         return run
 
@@ -240,6 +245,7 @@ class Agent:
         self,
         alert: Alert,
         ctx: ToolContext,
+        graph: Calls,
         sink: EvidenceSink,
         ending: Ending,
         conclusion: str | None,
@@ -248,5 +254,5 @@ class Agent:
         steps: int,
     ) -> AgentRun:
         report = build_report(alert, sink, str(ending), conclusion, "\n\n".join(narration),
-                              ctx.history, graph_calls(ctx))  # fmt: skip
+                              ctx.history, graph)  # fmt: skip
         return AgentRun(ending, conclusion, sink, report, steps, steps > 0, events)

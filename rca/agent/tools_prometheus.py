@@ -190,10 +190,11 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     if facts.get("latest") is not None:
         base = facts.get("baseline_window") or win.baseline
         latest_q = promql(ctx.promql, template, service, ctx.rate_window_s, _unit(ctx, signal))
-        band = readings(ctx, latest_q, (float(base[0]), float(base[1])), ctx.rate_window_s)
+        over = (float(base[0]), float(base[1]))
+        band = readings(ctx, latest_q, over, ctx.rate_window_s)
         if isinstance(band, ToolResult):
             return band
-        elsewhere = _band_elsewhere(ctx, win, len(band))
+        elsewhere = _band_elsewhere(ctx, win, over, len(band))
         if elsewhere is not None:
             band = readings(ctx, latest_q, elsewhere, ctx.rate_window_s)
             if isinstance(band, ToolResult):
@@ -282,15 +283,17 @@ def _inner_baseline(
     return base
 
 
-def _band_elsewhere(ctx: ToolContext, win: Windows, held: int) -> tuple[float, float] | None:
-    """The read path's baseline, where the agent's own holds too few readings to tell how
-    far one minute wanders (a recording, or a service, younger than the look-back) and the
-    read path's ends before the last minute: it was chosen for holding data, and one
-    investigation should compare with one baseline rather than judge levels alone."""
+def _band_elsewhere(
+    ctx: ToolContext, win: Windows, read: tuple[float, float], held: int
+) -> tuple[float, float] | None:
+    """The read path's baseline, where the span `read` holds too few readings to tell how
+    far one minute wanders (a recording, or a service, younger than the look-back), the read
+    path's is another span and ends before the last minute: it was chosen for holding data,
+    and one investigation should compare with one baseline rather than judge levels alone."""
     base = ctx.plan.baseline if ctx.plan is not None else None
-    if held >= MIN_POINTS or base is None or not base[1] <= win.end - ctx.rate_window_s:
+    if held >= MIN_POINTS or base is None or tuple(base) == read:
         return None
-    return base
+    return base if base[1] <= win.end - ctx.rate_window_s else None
 
 
 def _show(signal: str, value: float | None) -> str:

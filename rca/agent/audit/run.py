@@ -12,7 +12,7 @@ from stackgraph.errors import StackGraphError
 from stackgraph.rca.model import Alert, Plan
 from stackgraph.timetravel import neighbours_at
 
-from ..alike import graph_calls
+from ..alike import Calls
 from ..checks import run_check
 from ..floor import floor_conclusion
 from ..report import build_report, signature, symptom_of
@@ -52,17 +52,16 @@ def remembered(store: Any, alert: Alert) -> list[RepairHint]:
 
 def audited(
     tools: Mapping[str, Tool], run: AgentRun, alert: Alert, plan: Plan, ctx: ToolContext,
-    critic: Critic | None = None,
+    calls: Calls, critic: Critic | None = None,
 ) -> AgentRun:  # fmt: skip
     """`run` audited and, where the route says, repaired with `tools`; `run.audit` holds
-    the record."""
+    the record. `calls`: the services each one calls, as the investigation read them."""
     from ..run import Ending  # the run imports the audit's stages
 
     symptom = plan.anchor or symptom_of(alert)[0]
     paths = {c.service: c.paths for c in plan.candidates}
     # The path is walked in the graph the plan was ranked on, not at the alert's start: the
     # graph learns of an edge only when a lane next runs, often after the alert fired.
-    calls = graph_calls(ctx)
     work = Work(run.sink, run.conclusion, run.claims, symptom, paths, ctx, plan.at,
                 plan.window, calls=calls)  # fmt: skip
 
