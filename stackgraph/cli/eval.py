@@ -72,22 +72,32 @@ def eval_cmd(
             "sees a label)."
         ),
     ] = False,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep only these sources of each case, as a platform recording nothing else: "
+            "metric kinds (latency, errors, workload, cpu, memory, network), logs, traces, "
+            "releases; `golden` = latency,errors,workload. Every method reads the same."
+        ),
+    ] = None,
 ) -> None:
     """AC@1/3/5, Avg@5 and MRR of StackGraph and every baseline on the same cases, through
     the product path: the dataset in a real Prometheus (Debian's prometheus + promtool),
     the lanes, an alert timed by the data, and the investigation the API runs."""
     from stackgraph.eval.harness import evaluate
+    from stackgraph.eval.narrowed import sources_from
     from stackgraph.eval.scorecard import markdown
 
     if ctx.invoked_subcommand is not None:
         return
     if dataset is None:
         raise typer.BadParameter("give --dataset NAME (or the `memory` subcommand)")
+    keep = sources_from(only) if only is not None else None
     settings = state_of(ctx).settings()
     with replaying(settings, "replay", dataset) as (store, progress):
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
-                        progress=progress, ablation=ablation,
-                        attempts=max(0, attempts), feedback=feedback)  # fmt: skip
+                        progress=progress, ablation=ablation, attempts=max(0, attempts),
+                        feedback=feedback, only=keep)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

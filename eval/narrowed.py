@@ -1,0 +1,60 @@
+"""A dataset read as a platform that records less would hold it: only some of its sources.
+
+The ranking is judged on platforms that record other things than the shared datasets do
+(a managed cloud with only latency, requests and availability; no logs; no releases). Keeping
+a dataset's sources to such a set measures, on labelled cases, how the plan and the baselines
+fare there, every method in the same run on the same narrowed data."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+
+from .datasets import METRIC_KINDS, Case, DatasetError
+
+OTHER_SOURCES: Mapping[str, str] = {
+    "logs": "log lines",
+    "traces": "spans",
+    "releases": "deploys and their commits",
+}
+SOURCES: frozenset[str] = (METRIC_KINDS - {"other"}) | OTHER_SOURCES.keys()
+GOLDEN = frozenset({"latency", "errors", "workload"})
+"""The golden signals of calls (latency, errors, traffic): what a platform with nothing else
+still records, for `--only golden`."""
+
+
+def sources_from(text: str) -> frozenset[str]:
+    """`latency,errors` or `golden` into the sources kept; an unknown name is an error that
+    lists the known ones."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    keep = set().union(*(GOLDEN if n == "golden" else {n} for n in names))
+    unknown = sorted(keep - SOURCES)
+    if unknown or not keep:
+        raise DatasetError(
+            f"--only {text!r}: unknown source(s) {', '.join(unknown) or '(none given)'}; known: "
+            f"golden, {', '.join(sorted(SOURCES))}"
+        )
+    return frozenset(keep)
+
+
+def narrowed(cases: list[Case], keep: Collection[str]) -> list[Case]:
+    """Each case with only the sources in `keep` (metric kinds, logs, traces, releases)."""
+    return [
+        replace(
+            c,
+            metrics=tuple(m for m in c.metrics if m.kind in keep),
+            logs=c.logs if "logs" in keep else (),
+            spans=c.spans if "traces" in keep else (),
+            changes=c.changes if "releases" in keep else (),
+        )
+        for c in cases
+    ]
+
+
+def note(keep: Collection[str]) -> str:
+    """The scorecard's line saying what every method was given."""
+    left = sorted(SOURCES - set(keep))
+    return (
+        f"only: {', '.join(sorted(keep))} kept, as a platform recording nothing else "
+        f"(left out: {', '.join(left) or 'nothing'}); every method read the same"
+    )

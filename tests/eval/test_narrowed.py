@@ -1,0 +1,64 @@
+"""`stackgraph eval --only`: a dataset read as a platform that records less would hold it,
+every method in the same run on the same narrowed cases."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from sgtest import require
+
+from stackgraph.config import Settings
+from stackgraph.eval.datasets import DatasetError
+from stackgraph.eval.harness import evaluate
+from stackgraph.eval.narrowed import GOLDEN, narrowed, sources_from
+from stackgraph.eval.seeded import load_seeded
+from stackgraph.store import GraphStore
+
+
+def test_only_the_kept_sources_stay_and_the_cases_read_are_untouched() -> None:
+    cases = load_seeded()
+    kinds = {m.kind for c in cases for m in c.metrics}
+    assert {"cpu", "memory", "latency"} <= kinds and any(c.changes for c in cases)
+    before = [(len(c.metrics), len(c.changes)) for c in cases]
+    golden = narrowed(cases, GOLDEN)
+    assert {m.kind for c in golden for m in c.metrics} <= GOLDEN
+    assert {m.kind for c in golden for m in c.metrics} & {"latency", "errors"}
+    assert not any(c.changes or c.logs or c.spans for c in golden)
+    assert [(len(c.metrics), len(c.changes)) for c in cases] == before
+    with_releases = narrowed(cases, {"latency", "releases"})
+    assert [c.changes for c in with_releases] == [c.changes for c in cases]
+    assert [c.root_cause for c in golden] == [c.root_cause for c in cases]
+
+
+def test_sources_are_named_or_the_error_lists_the_known_ones() -> None:
+    assert sources_from("golden") == GOLDEN
+    assert sources_from("latency, logs,golden") == GOLDEN | {"logs"}
+    with pytest.raises(DatasetError, match=r"unknown source\(s\) disk.*known: golden, cpu"):
+        sources_from("cpu,disk")
+    with pytest.raises(DatasetError, match="none given"):
+        sources_from(" , ")
+
+
+def test_the_cli_refuses_an_unknown_source_before_any_replay() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "stackgraph", "eval", "--dataset", "seeded", "--only", "gpu"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "unknown source(s) gpu" in done.stderr
+
+
+def test_every_method_reads_the_narrowed_cases(store: GraphStore, settings: Settings) -> None:
+    require(all(shutil.which(b) for b in ("prometheus", "promtool")), "Debian prometheus")
+    full = evaluate("seeded", None, store, settings=settings, limit=2, attempts=0)
+    golden = evaluate("seeded", None, store, settings=settings, limit=2, attempts=0,
+                      only=GOLDEN)  # fmt: skip
+    assert any(n.startswith("only: errors, latency, workload kept") for n in golden["notes"])
+    assert not any(n.startswith("only:") for n in full["notes"])
+    assert 0 < golden["cost"]["series"] < full["cost"]["series"]
+    assert golden["methods"].keys() == full["methods"].keys() - {
+        m for m in full["methods"] if m.endswith("+releases")
+    }
