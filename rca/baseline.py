@@ -5,12 +5,16 @@ restarted Prometheus, a service idle overnight or a recording made apart from th
 can leave it empty, and then no series can be compared and the plan falls back to topology
 order, silently worse. A comparison needs a baseline, and the newest data the source still
 holds is the best one on offer: the baseline moves back to end where the symptom service's
-series last had data, and the plan's note says how far back that was.
+series last had data, and the plan's note says how far back that was. A symptom with no
+series of its own (a load balancer or managed front that exports nothing, an entry known
+only by its alert) says nothing of where data is: then its neighbours in the graph, the
+services it calls or that call it, say it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from stackgraph.prometheus import MAX_POINTS
 
@@ -23,28 +27,36 @@ RETENTION_S = 15 * 86400.0
 
 
 def recorded_baseline(
-    metrics: MetricsSource, service: str, win: Windows, lookback_s: float = RETENTION_S
-) -> tuple[Windows, str] | None:
-    """`win` with its baseline moved back to end at `service`'s last data before the
-    default baseline, and a note saying so; None when the default baseline has data of
-    `service`, or nothing is recorded in `lookback_s` before the alert window."""
+    metrics: MetricsSource, services: Sequence[str], win: Windows,
+    lookback_s: float = RETENTION_S,
+) -> tuple[Windows, str] | None:  # fmt: skip
+    """`win` with its baseline moved back to end at the last data before the default
+    baseline of the first of `services` (the symptom, then its neighbours) that has any,
+    and a note saying so; None when that service has data in the default baseline, or
+    none of them has any in the `lookback_s` before the alert window."""
     b0, b1 = win.baseline
     span = b1 - b0
     search = (win.start - lookback_s, win.start)
-    last = -math.inf
-    for kind in metrics.kinds(service, *search):
-        points = metrics.points(service, kind, *search)
-        last = max([last, *(t for t, v in points if math.isfinite(v) and t < win.start)])
-    if not math.isfinite(last) or last >= b0:
+    for service in services:
+        last = -math.inf
+        for kind in metrics.kinds(service, *search):
+            points = metrics.points(service, kind, *search)
+            last = max([last, *(t for t, v in points if math.isfinite(v) and t < win.start)])
+        if math.isfinite(last):
+            break
+    else:
+        return None
+    if last >= b0:
         return None
     # Prometheus widens the step of so long a range (at most MAX_POINTS a series): end one
     # such step past the last point seen, never inside the default baseline.
     step = (search[1] - search[0]) / MAX_POINTS
     end = min(last + step, b0)
     moved = Windows(win.alert, (end - span, end))
+    whose = "its" if service == services[0] else f"{service}'s (it has none of its own)"
     note = (
-        f"no data of {service} in the {span / 60:g} min before the alert window; the "
-        f"baseline is the {span / 60:g} min before its last recorded data, "
+        f"no data of {services[0]} in the {span / 60:g} min before the alert window; the "
+        f"baseline is the {span / 60:g} min before {whose} last recorded data, "
         f"{(win.start - end) / 3600:.1f} h before the alert window"
     )
     return moved, note

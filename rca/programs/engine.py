@@ -14,7 +14,8 @@ estimated and reported in `run.chosen`:
 - `khop.hops`: the depth the investigation was asked for (the deployment's setting);
 - `windows.baseline_end`: 0, unless no candidate has a single series in that baseline
   (a scrape gap, a restart, a recording made apart); then the baseline moves back to end
-  at the anchor's last recorded data (`rca.baseline.recorded_baseline`) and the bindings
+  at the anchor's last recorded data, or its neighbours' where it has none
+  (`rca.baseline.recorded_baseline`), and the bindings
   that read the window run again.
 """
 
@@ -239,7 +240,10 @@ class Engine:
                 continue
             self._tried.add(b.name)
             try:
-                found = recorded_baseline(metrics, self.ctx.anchor.name, facts.windows)
+                anchor = self.ctx.anchor.name
+                nearest = sorted(n.name for n in facts.nodes.values()
+                                 if n.name != anchor and n.depth <= 1)  # fmt: skip
+                found = recorded_baseline(metrics, [anchor, *nearest], facts.windows)
             except Exception as exc:  # a remote call: the plan stands without it
                 self._failed.append(f"no older baseline found: {exc}")
                 continue

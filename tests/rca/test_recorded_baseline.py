@@ -1,7 +1,8 @@
 """A baseline that holds data, read through a real Prometheus: when the 20 minutes before
 the alert window hold nothing (a scrape gap, a recording made days apart), the plan
-compares with the newest data there is, says so, and ranks on it; with data there, the
-baseline stays where it was."""
+compares with the newest data there is (its symptom's, or where the symptom exports
+nothing, its neighbours'), says so, and ranks on it; with data there, the baseline stays
+where it was."""
 
 from __future__ import annotations
 
@@ -66,10 +67,12 @@ def metrics(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusMetr
     incident = recording(T0 + GAP, 10, FAULT)
     steady = recording(FAULT - 3600, 60, None)  # a second service set, never apart
     steady = {k: series(f"{k}2", "cpu", v.times, v.values) for k, v in steady.items()}
+    mute = tuple(series(f"{m.service}3", "cpu", m.times, m.values)
+                 for m in joined(quiet, incident) if m.service != "web")  # fmt: skip
     path = root / "cases.om"
     with path.open("w", encoding="utf-8") as out:
-        write_openmetrics([case(joined(quiet, incident)),
-                           case(tuple(steady.values()))], out)  # fmt: skip
+        write_openmetrics([case(joined(quiet, incident)), case(tuple(steady.values())),
+                           case(mute)], out)  # fmt: skip
     with running_prometheus(root, path) as url:
         source = PrometheusMetrics(PrometheusClient(url), PromQLNames(window="1m"))
         yield source
@@ -97,6 +100,20 @@ def test_an_empty_baseline_moves_back_to_the_newest_data(
                for n in plan.notes), plan.notes  # fmt: skip
     assert not any("no metrics were probed" in n for n in plan.notes), plan.notes
     assert plan.candidates[0].service == "api"
+    assert any(e.signal == "anomaly" for e in plan.candidates[0].evidence)
+
+
+def test_a_symptom_with_no_series_of_its_own_takes_its_neighbours_last_data(
+    store: GraphStore, metrics: PrometheusMetrics
+) -> None:
+    shop(store, "3")  # web3 exports nothing, as a managed load balancer may not
+    plan = investigate(store, Alert({"service": "web3"}, starts_at=FIRED), at=FIRED,
+                       metrics=metrics)  # fmt: skip
+    assert plan.baseline is not None
+    assert T0 + 585 < plan.baseline[1] < FAULT - 86400
+    assert any("before api3's (it has none of its own) last recorded data" in n
+               for n in plan.notes), plan.notes  # fmt: skip
+    assert plan.candidates[0].service == "api3"
     assert any(e.signal == "anomaly" for e in plan.candidates[0].evidence)
 
 
