@@ -39,6 +39,7 @@ from stackgraph.store import GraphStore
 from ..alerting import AlertTime, detect_alert
 from ..datasets.model import Case
 from ..harness import dataset_prometheus, load, manifests_beside
+from ..narrowed import narrowed, note
 from ..openmetrics import place
 from ..replay import Replayer, case_alert
 from .api import confirm, run_incident, serving, webhook
@@ -245,11 +246,14 @@ def run_e2e(
     distractor: bool = True,
     feedback: bool = True,
     progress: Progress | None = None,
+    only: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """The end-to-end scorecard (`score`) of dataset `name`: every case through the API,
     in the clean arm and (with `distractor`) the distractor arm; with `feedback`, in the
-    dataset's order, each clean incident confirmed after it is scored (`E2ERunner`)."""
-    cases = place(load(name, path, adapter)[:limit])
+    dataset's order, each clean incident confirmed after it is scored (`E2ERunner`); with
+    `only`, each case keeps only those sources (`eval.narrowed`)."""
+    cases = load(name, path, adapter)[:limit]
+    cases = place(narrowed(cases, only) if only is not None else cases)
     manifests_root = manifests_root or manifests_beside(path)
     arms = ARMS if distractor else ARMS[:1]
     outcomes: list[Outcome] = []
@@ -306,6 +310,7 @@ def run_e2e(
         f"distractor arm: one release of a service whose series stayed in band (not the root "
         f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
         "in its folder of the monorepo and a HelmRelease revision; no telemetry change",
+        *([note(only)] if only is not None else []),
     ]
     return scorecard(name, outcomes, mode=mode, llm=llm, skipped=skipped, cost=cost,
                      notes=notes)  # fmt: skip

@@ -130,6 +130,10 @@ def eval_e2e(
         ),
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
+    only: Annotated[
+        str | None,
+        typer.Option(help="Keep only these sources of each case (as `eval --only`)."),
+    ] = None,
 ) -> None:
     """End to end through the API: each case's world through the lanes (and a Git monorepo
     of its releases), `serve`'s app with its workers, the alert POSTed as Alertmanager's
@@ -138,11 +142,14 @@ def eval_e2e(
     unrelated recent deploy is concluded (the distractor arm). Without OLLAMA_HOST the
     agent runs its deterministic tool floor, and the scorecard says so."""
     from stackgraph.eval.e2e import markdown, run_e2e, table
+    from stackgraph.eval.narrowed import sources_from
 
+    keep = sources_from(only) if only is not None else None
     settings = state_of(ctx).settings()
     with replaying(settings, "e2e", dataset) as (store, progress):
         card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
-                       distractor=distractor, feedback=feedback, progress=progress)  # fmt: skip
+                       distractor=distractor, feedback=feedback, progress=progress,
+                       only=keep)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

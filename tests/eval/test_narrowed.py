@@ -12,6 +12,7 @@ from sgtest import require
 
 from stackgraph.config import Settings
 from stackgraph.eval.datasets import DatasetError
+from stackgraph.eval.e2e import run_e2e
 from stackgraph.eval.harness import evaluate
 from stackgraph.eval.narrowed import GOLDEN, narrowed, sources_from
 from stackgraph.eval.seeded import load_seeded
@@ -62,3 +63,20 @@ def test_every_method_reads_the_narrowed_cases(store: GraphStore, settings: Sett
     assert golden["methods"].keys() == full["methods"].keys() - {
         m for m in full["methods"] if m.endswith("+releases")
     }
+
+
+def test_end_to_end_the_agent_reads_the_narrowed_world(
+    store: GraphStore, settings: Settings
+) -> None:
+    require(all(shutil.which(b) for b in ("prometheus", "promtool", "git")), "prometheus, git")
+    one = {"limit": 1, "distractor": False, "feedback": False}
+    full = run_e2e("seeded", None, store, settings=settings, **one)
+    card = run_e2e("seeded", None, store, settings=settings, only=frozenset({"latency"}), **one)
+    assert not card["skipped"], card["skipped"]
+    assert any(n.startswith("only: latency kept") for n in card["notes"])
+    (before,), (after,) = full["incidents"], card["incidents"]
+    assert before["root_cause_evidence"].get("prometheus_query:signal=cpu") == "supports"
+    # the world held no CPU series: no check of the agent found one to support it
+    assert after["state"] == "done" and after["tool_calls"] > 0
+    assert "supports" not in after["root_cause_evidence"].values(), after
+    assert card["cost"]["series"] < full["cost"]["series"]
