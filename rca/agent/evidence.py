@@ -279,6 +279,12 @@ class Hypothesis:
                 if not settled(e, changed) and e.window and e.resolution_s]  # fmt: skip
 
     @property
+    def seen_failing(self) -> bool:
+        """Whether a source that shows a fault (`SHOWS_A_FAULT`) supports it: the suspect
+        seen failing, not only changed, or re-read from the graph or past incidents."""
+        return bool(self._tally().pro & SHOWS_A_FAULT)
+
+    @property
     def state(self) -> HypothesisState:
         """Sources, not tools, are weighed: git_log and git_show agreeing are one line, and
         one measurement against them weighs as much. But a fault shows in some signals, not

@@ -63,11 +63,12 @@ def run_floor(
     clock: Callable[[], float],
 ) -> int:
     """Each top suspect's suggested checks, and those of every suspect that changed just
-    before the alert (`released`), then, while none stands, the next suspects' one at a
-    time (`_while_unresolved`), then past incidents on the first, until the deadline;
-    returns how many calls ran. With knowledge (`ctx.knowledge`), the checks a
-    skeleton of this alert signature names run first, in its order, and those a `-` rule
-    names are skipped; each item used is an event `knowledge: <id>`."""
+    before the alert (`released`), then, while no lead stands on its suspect seen failing,
+    the next suspects' one at a time (`_while_unresolved`), then past incidents on the
+    first, until the deadline; returns how many calls ran. With knowledge
+    (`ctx.knowledge`), the checks a skeleton of this alert signature names run first, in
+    its order, and those a `-` rule names are skipped; each item used is an event
+    `knowledge: <id>`."""
     calls = 0
     leads = sink.ranked()
     changed = released(ctx)
@@ -113,14 +114,22 @@ def run_floor(
 
 def _while_unresolved(first: list[Hypothesis], rest: list[Hypothesis], sink: EvidenceSink,
                       events: list[str]) -> Iterator[Hypothesis]:  # fmt: skip
-    """The top leads, then the plan's next ones, one at a time, while no lead can be
-    concluded: checking three leads and finding none is no ground to stop looking."""
+    """The top leads, then the plan's next ones, one at a time, while no lead stands on its
+    suspect seen failing: checking three leads and finding none is no ground to stop
+    looking, and a lead that stands on a change alone (it changed, nothing shows it
+    failing) is the runbook's first question, not its answer."""
     yield from first
     for hyp in rest:
-        if floor_conclusion(sink) is not None:
+        if _answered(sink):
             return
-        events.append(f"floor: no lead stands, checking {hyp.suspect} (plan rank {hyp.rank})")
+        events.append(f"floor: no lead stands on a fault seen, checking {hyp.suspect} "
+                      f"(plan rank {hyp.rank})")  # fmt: skip
         yield hyp
+
+
+def _answered(sink: EvidenceSink) -> bool:
+    best = floor_conclusion(sink)
+    return best is not None and any(h.suspect == best and h.seen_failing for h in sink.ranked())
 
 
 def floor_conclusion(sink: EvidenceSink, calls: Calls = no_calls) -> str | None:

@@ -152,6 +152,34 @@ def test_the_floor_goes_down_the_plan_while_no_lead_stands(kube: FakeKube) -> No
     assert not read["cart"] and not read["ledger"]
 
 
+def test_a_lead_that_only_changed_does_not_end_the_search(kube: FakeKube) -> None:
+    """No model: the plan's top three show nothing; cart, fifth, was released nine minutes
+    before the alert, and its release is all that stands for it (nothing shows it failing).
+    The floor does not stop at cart: it goes on to payment, fourth, whose pod is
+    crash-looping, and concludes it. A lead seen failing ends the search as before."""
+    alert = Alert({"alertname": "HighErrorRate", "service": "checkout"}, starts_at=AT)
+    released = Evidence("change", "deployed", "Flux", ref="Deploy:cart@2", last_seen=AT - 530)
+
+    def candidate(i: int, who: str) -> Candidate:
+        evidence = [released] if who == "cart" else []
+        tools = ("flux_status",) if who == "cart" else ("k8s_events",)
+        return Candidate(who, 0.9 - i / 10, {"blame": 0.9 - i / 10}, [["checkout", who]],
+                         evidence, suggested_tools=tools)  # fmt: skip
+
+    def run(order: list[str]) -> tuple[str | None, dict[str, int]]:
+        plan = Plan("checkout", [candidate(i, who) for i, who in enumerate(order)])
+        ctx = ToolContext(alert=alert, plan=plan, at=AT, window_s=WINDOW,
+                          kube=kube.api_client(), kube_namespace="shop")  # fmt: skip
+        out = Agent().investigate(alert, plan, ctx)
+        return out.conclusion, {h: len(x.evidence) for h, x in out.sink.hypotheses.items()}
+
+    conclusion, read = run(["search", "mail", "sms", "payment", "cart", "ledger"])
+    assert read["cart"] and read["payment"] and not read["ledger"]
+    assert conclusion == "payment"
+    conclusion, read = run(["search", "payment", "sms", "mail", "cart", "ledger"])
+    assert conclusion == "payment" and not read["mail"] and not read["ledger"]
+
+
 def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
     """frontend and adservice each stand on one line: frontend's latency rose, and it calls
     adservice, whose latency or errors rose: adservice's fault explains frontend's symptom
