@@ -33,7 +33,7 @@ from .baselines import BASELINES, RELEASES, Method, released_first
 from .datasets import ADAPTERS, DatasetError
 from .datasets.model import SERVICE_SIGNALS, Case
 from .lane_files import write_logs, write_spans
-from .narrowed import narrowed, note
+from .narrowed import left_out, narrowed
 from .openmetrics import SERVICE_ERRORS_PROMQL, place, write_openmetrics
 from .promserver import running_prometheus
 from .replay import Replay, Replayer
@@ -200,9 +200,7 @@ def evaluate(
     `feedback`, each case's graph also holds the root causes confirmed for the cases before
     it, as a platform's users' feedback leaves them (`Replayer.feedback`); with `only`,
     each case keeps only those sources (`eval.narrowed`), for every method alike."""
-    cases = load(name, path, adapter)[:limit]
-    if only is not None:
-        cases = narrowed(cases, only)
+    cases = narrowed(load(name, path, adapter)[:limit], only)
     manifests_root = manifests_root or manifests_beside(path)
     cases = place(cases)
     methods = methods_for(cases)
@@ -247,7 +245,7 @@ def evaluate(
         "alert time from the symptom's own series (eval/alerting.py); the plan's windows are "
         "the read path's own, from the alert alone (no label: not the dataset's fault-free "
         "window); every method reads those windows",
-        *([note(only)] if only is not None else []),
+        *left_out(only),
         *(
             [
                 "feedback: each case's graph holds the root causes confirmed for the cases "

@@ -23,9 +23,11 @@ GOLDEN = frozenset({"latency", "errors", "workload"})
 still records, for `--only golden`."""
 
 
-def sources_from(text: str) -> frozenset[str]:
-    """`latency,errors` or `golden` into the sources kept; an unknown name is an error that
-    lists the known ones."""
+def sources_from(text: str | None) -> frozenset[str] | None:
+    """`latency,errors` or `golden` into the sources kept (None: all of them); an unknown
+    name is an error that lists the known ones."""
+    if text is None:
+        return None
     names = {n.strip() for n in text.split(",") if n.strip()}
     keep = set().union(*(GOLDEN if n == "golden" else {n} for n in names))
     unknown = sorted(keep - SOURCES)
@@ -37,8 +39,11 @@ def sources_from(text: str) -> frozenset[str]:
     return frozenset(keep)
 
 
-def narrowed(cases: list[Case], keep: Collection[str]) -> list[Case]:
-    """Each case with only the sources in `keep` (metric kinds, logs, traces, releases)."""
+def narrowed(cases: list[Case], keep: Collection[str] | None) -> list[Case]:
+    """Each case with only the sources in `keep` (metric kinds, logs, traces, releases);
+    `cases` as they are where `keep` is None."""
+    if keep is None:
+        return cases
     return [
         replace(
             c,
@@ -51,10 +56,12 @@ def narrowed(cases: list[Case], keep: Collection[str]) -> list[Case]:
     ]
 
 
-def note(keep: Collection[str]) -> str:
-    """The scorecard's line saying what every method was given."""
+def left_out(keep: Collection[str] | None) -> list[str]:
+    """The scorecard's line saying what every method was given (none where all was)."""
+    if keep is None:
+        return []
     left = sorted(SOURCES - set(keep))
-    return (
+    return [
         f"only: {', '.join(sorted(keep))} kept, as a platform recording nothing else "
         f"(left out: {', '.join(left) or 'nothing'}); every method read the same"
-    )
+    ]

@@ -37,17 +37,11 @@ def recorded_baseline(
     b0, b1 = win.baseline
     span = b1 - b0
     search = (win.start - lookback_s, win.start)
-    for service in services:
-        last = -math.inf
-        for kind in metrics.kinds(service, *search):
-            points = metrics.points(service, kind, *search)
-            last = max([last, *(t for t, v in points if math.isfinite(v) and t < win.start)])
-        if math.isfinite(last):
-            break
-    else:
+    found = next(((s, t) for s in services
+                  if math.isfinite(t := _last_reading(metrics, s, search))), None)  # fmt: skip
+    if found is None or found[1] >= b0:
         return None
-    if last >= b0:
-        return None
+    service, last = found
     # Prometheus widens the step of so long a range (at most MAX_POINTS a series): end one
     # such step past the last point seen, never inside the default baseline.
     step = (search[1] - search[0]) / MAX_POINTS
@@ -60,3 +54,12 @@ def recorded_baseline(
         f"{(win.start - end) / 3600:.1f} h before the alert window"
     )
     return moved, note
+
+
+def _last_reading(metrics: MetricsSource, service: str, search: tuple[float, float]) -> float:
+    """When `service`'s newest finite reading in `search` was; -inf where it has none."""
+    last = -math.inf
+    for kind in metrics.kinds(service, *search):
+        points = metrics.points(service, kind, *search)
+        last = max([last, *(t for t, v in points if math.isfinite(v) and t < search[1])])
+    return last

@@ -39,7 +39,7 @@ from stackgraph.store import GraphStore
 from ..alerting import AlertTime, detect_alert
 from ..datasets.model import Case
 from ..harness import dataset_prometheus, load, manifests_beside
-from ..narrowed import narrowed, note
+from ..narrowed import left_out, narrowed
 from ..openmetrics import place
 from ..replay import Replayer, case_alert
 from .api import confirm, run_incident, serving, webhook
@@ -252,8 +252,7 @@ def run_e2e(
     in the clean arm and (with `distractor`) the distractor arm; with `feedback`, in the
     dataset's order, each clean incident confirmed after it is scored (`E2ERunner`); with
     `only`, each case keeps only those sources (`eval.narrowed`)."""
-    cases = load(name, path, adapter)[:limit]
-    cases = place(narrowed(cases, only) if only is not None else cases)
+    cases = place(narrowed(load(name, path, adapter)[:limit], only))
     manifests_root = manifests_root or manifests_beside(path)
     arms = ARMS if distractor else ARMS[:1]
     outcomes: list[Outcome] = []
@@ -310,7 +309,7 @@ def run_e2e(
         f"distractor arm: one release of a service whose series stayed in band (not the root "
         f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
         "in its folder of the monorepo and a HelmRelease revision; no telemetry change",
-        *([note(only)] if only is not None else []),
+        *left_out(only),
     ]
     return scorecard(name, outcomes, mode=mode, llm=llm, skipped=skipped, cost=cost,
                      notes=notes)  # fmt: skip

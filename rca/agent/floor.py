@@ -129,7 +129,7 @@ def _while_unresolved(first: list[Hypothesis], rest: list[Hypothesis], sink: Evi
 
 def _answered(sink: EvidenceSink) -> bool:
     best = floor_conclusion(sink)
-    return best is not None and any(h.suspect == best and h.seen_failing for h in sink.ranked())
+    return best is not None and sink.hypotheses[best].seen_failing
 
 
 def floor_conclusion(sink: EvidenceSink, calls: Calls = no_calls) -> str | None:

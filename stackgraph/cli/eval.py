@@ -92,7 +92,7 @@ def eval_cmd(
         return
     if dataset is None:
         raise typer.BadParameter("give --dataset NAME (or the `memory` subcommand)")
-    keep = sources_from(only) if only is not None else None
+    keep = sources_from(only)
     settings = state_of(ctx).settings()
     with replaying(settings, "replay", dataset) as (store, progress):
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
@@ -144,7 +144,7 @@ def eval_e2e(
     from stackgraph.eval.e2e import markdown, run_e2e, table
     from stackgraph.eval.narrowed import sources_from
 
-    keep = sources_from(only) if only is not None else None
+    keep = sources_from(only)
     settings = state_of(ctx).settings()
     with replaying(settings, "e2e", dataset) as (store, progress):
         card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
