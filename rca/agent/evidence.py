@@ -285,6 +285,13 @@ class Hypothesis:
         return bool(self._tally().pro & SHOWS_A_FAULT)
 
     @property
+    def health_read(self) -> bool:
+        """Whether a source that shows a fault (`SHOWS_A_FAULT`) returned a reading of the
+        suspect at all: the lead was open to refutation there."""
+        return any(source_of(e.tool) in SHOWS_A_FAULT and e.status == "success"
+                   for e in self.evidence)  # fmt: skip
+
+    @property
     def state(self) -> HypothesisState:
         """Sources, not tools, are weighed: git_log and git_show agreeing are one line, and
         one measurement against them weighs as much. But a fault shows in some signals, not

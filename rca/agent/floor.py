@@ -135,8 +135,8 @@ def _answered(sink: EvidenceSink) -> bool:
 def floor_conclusion(sink: EvidenceSink, calls: Calls = no_calls) -> str | None:
     """The best concludable lead; of leads the evidence weighs alike, one no callee among
     them explains (`alike`)."""
-    best = next(iter(sink.ranked()), None)
-    if best is None or not sink.concludable(best):
+    best = next((h for h in sink.ranked() if sink.concludable(h)), None)
+    if best is None:
         return None
     tied, explained = alike(sink, best, calls)
     return next((h.suspect for h in tied if h.suspect not in explained), best.suspect)

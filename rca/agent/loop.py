@@ -210,11 +210,11 @@ class Agent:
             except EvidenceRejected as exc:
                 events.append(f"step {step}: rejected evidence asserted by the model: {exc}")
         hyp = sink.hypotheses.get(service)
-        if hyp is None or not sink.concludable(hyp):
+        why = f"{service!r} is no suspect" if hyp is None else sink.unconcludable(hyp)
+        if why is not None:
             state = hyp.state if hyp else "unknown"
             events.append(f"step {step}: conclusion {service!r} refused (state {state})")
-            return (f"Refused: no tool on a source beyond the graph and memory supports "
-                    f"{service!r} (state {state}). Run a check on it (metrics, logs, "
+            return (f"Refused: {why} (state {state}). Run a check on it (metrics, logs, "
                     "Kubernetes, Git), or conclude on a verified suspect.")  # fmt: skip
         narration.append(str(args.get("summary", "")))
         events.append(f"step {step}: conclusion {service!r} accepted ({hyp.state})")

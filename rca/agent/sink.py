@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .evidence import (
+    CHANGE,
     LLM_INFERRED,
+    SHOWS_A_FAULT,
     Hypothesis,
     HypothesisState,
     ToolEvidence,
@@ -41,22 +43,35 @@ class EvidenceSink:
         return hyp
 
     def concludable(self, hyp: Hypothesis) -> bool:
-        """Whether `hyp` may be concluded: Supported or Validated, and verified by a source
-        beyond the graph and memory wherever such a source judged any suspect in this
-        investigation (tools that could verify did their work: the graph's support alone
-        is the plan's claim read back). Where none could judge (a deployment with the graph
-        alone), the graph's frontier check is all the checking there is, and the
-        conclusion's confidence says how little that is."""
+        """Whether `hyp` may be concluded (`unconcludable`)."""
+        return self.unconcludable(hyp) is None
+
+    def unconcludable(self, hyp: Hypothesis) -> str | None:
+        """Why `hyp` may not be concluded, if it may not. It must be Supported or Validated,
+        and verified by a source beyond the graph and memory wherever such a source judged
+        any suspect in this investigation (tools that could verify did their work: the
+        graph's support alone is the plan's claim read back). Where none could judge (a
+        deployment with the graph alone), the graph's frontier check is all the checking
+        there is, and the conclusion's confidence says how little that is. A lead that rests
+        on a change alone must have been open to refutation: wherever a source that shows a
+        fault read any suspect, some such source must have read this one (a release on a
+        service nothing measures is a lead to name, not a verified cause)."""
         if hyp.state not in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
-            return False
+            return f"{hyp.suspect} is {hyp.state}"
         if not hyp._tally().pro_tools:
-            return False
-        independent = any(
-            is_a_line(e.tool) and e.verdict != Verdict.INCONCLUSIVE
-            for h in self.hypotheses.values()
-            for e in h.evidence
-        )
-        return hyp.verified or not independent
+            return f"no tool supports {hyp.suspect}"
+        judged = [e for h in self.hypotheses.values() for e in h.evidence
+                  if is_a_line(e.tool) and e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
+        if not hyp.verified and judged:
+            return (f"no tool on a source beyond the graph and memory supports "
+                    f"{hyp.suspect}")  # fmt: skip
+        if CHANGE not in hyp._tally().pro or hyp.seen_failing or hyp.health_read:
+            return None
+        if any(h.health_read for h in self.hypotheses.values()):
+            shown = ", ".join(sorted(SHOWS_A_FAULT))
+            return (f"{hyp.suspect} rests on a change alone, and no reading of its health "
+                    f"({shown}) exists to test it: a lead, not a verified cause")  # fmt: skip
+        return None
 
     def ensure(self, suspect: str, kind: str = "Service") -> Hypothesis:
         """A suspect the model or a tool brought up that the plan did not rank."""

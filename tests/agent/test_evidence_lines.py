@@ -15,6 +15,7 @@ from stackgraph.rca.agent import (
     default_tools,
 )
 from stackgraph.rca.agent.evidence import DATA_SOURCE, GRAPH
+from stackgraph.rca.agent.floor import floor_conclusion
 from stackgraph.rca.agent.report import build_report
 from stackgraph.rca.model import Alert
 
@@ -178,8 +179,43 @@ def test_the_graph_alone_concludes_only_where_no_tool_could_verify() -> None:
                                       hypothesis="cart"))  # fmt: skip
     assert not sink.concludable(payment)  # logs could judge, and none spoke for payment
     payment.evidence.append(ToolEvidence("git_log", S, "a release", "Git", hypothesis="payment"))
-    assert payment.verified and sink.concludable(payment)
+    assert payment.verified and not sink.concludable(payment)  # its health never read
+    payment.evidence.append(ToolEvidence("loki_query", N, "no error lines yet", "Loki",
+                                         hypothesis="payment"))  # fmt: skip
+    assert sink.concludable(payment)
     assert not sink.concludable(cart)  # Refuted
+
+
+def test_a_change_no_health_reading_could_test_is_named_not_concluded() -> None:
+    """A release on a service nothing measures was never open to refutation: where metrics
+    read other suspects, it is a lead in the report, not the conclusion, and the next lead
+    that a reading supports is. Read healthy-but-too-soon, or with no source of health
+    configured at all, the release alone still concludes; so does one seen failing."""
+
+    def suspect(name: str, *checks: tuple[str, Verdict, str]) -> Hypothesis:
+        h = Hypothesis(name, 1, 0.5)
+        h.evidence = [ToolEvidence(tool, v, f"{tool}: {v}", "Test", hypothesis=name,
+                                   status=status) for tool, v, status in checks]  # fmt: skip
+        return h
+
+    git, no_data = ("git_log", S, "success"), ("prometheus_query", N, "no_data")
+    unread = suspect("queue-master", git, no_data)
+    front = suspect("front-end", ("prometheus_query", R, "success"))
+    sink = EvidenceSink({"queue-master": unread, "front-end": front})
+    assert unread.state == HypothesisState.SUPPORTED and unread.verified
+    why = sink.unconcludable(unread)
+    assert why is not None and "queue-master rests on a change alone" in why, why
+    assert floor_conclusion(sink) is None
+    report = build_report(Alert({"service": "front-end"}), sink, "insufficient_evidence", None)
+    assert why in report.notes
+    carts = suspect("carts", ("prometheus_query", S, "success"))
+    sink.hypotheses["carts"] = carts
+    assert floor_conclusion(sink) == "carts"
+    assert EvidenceSink({"queue-master": unread}).concludable(unread)  # nothing reads health
+    too_soon = suspect("queue-master", git, ("prometheus_query", N, "success"))
+    assert EvidenceSink({"queue-master": too_soon, "front-end": front}).concludable(too_soon)
+    failing = suspect("queue-master", git, ("loki_query", S, "success"))
+    assert EvidenceSink({"queue-master": failing, "front-end": front}).concludable(failing)
 
 
 def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:

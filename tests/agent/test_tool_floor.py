@@ -186,7 +186,8 @@ def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
     and is concluded, whatever the plan's order. A lead weighed more stays first. With no
     call between them, a callee that only changed or only used more cpu (no symptom calls
     carry), or a caller that changed itself or used more cpu itself (no symptom a callee
-    explains), or two that call each other, the plan's order decides."""
+    explains), or two that call each other, the plan's order decides. A caller that only
+    changed, its health never read, is no conclusion at all (`EvidenceSink.unconcludable`)."""
     lat, err, logs = ("prometheus_query", "signal=latency_p95"), ("prometheus_query",
                       "signal=error_rate"), ("loki_query", "contains=error")  # fmt: skip
     cpu, git = ("prometheus_query", "signal=cpu"), ("git_log", "default")
@@ -210,7 +211,8 @@ def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
     assert floor_conclusion(sink((lat,), (lat,), "email"), graph) == "frontend"
     assert floor_conclusion(sink((lat,), (git,)), graph) == "frontend"
     assert floor_conclusion(sink((lat,), (cpu,)), graph) == "frontend"
-    assert floor_conclusion(sink((git,), (lat,)), graph) == "frontend"
+    assert floor_conclusion(sink((git, cpu), (lat,)), graph) == "frontend"
+    assert floor_conclusion(sink((git,), (lat,)), graph) == "adservice"  # frontend unread
     assert floor_conclusion(sink((cpu,), (lat,)), graph) == "frontend"
     assert floor_conclusion(sink((lat,), (lat,)), loop) == "frontend"  # each explains the other
 
