@@ -211,7 +211,7 @@ class Agent:
                 events.append(f"step {step}: rejected evidence asserted by the model: {exc}")
         hyp = sink.hypotheses.get(service)
         why = f"{service!r} is no suspect" if hyp is None else sink.unconcludable(hyp)
-        if why is not None:
+        if hyp is None or why is not None:
             state = hyp.state if hyp else "unknown"
             events.append(f"step {step}: conclusion {service!r} refused (state {state})")
             return (f"Refused: {why} (state {state}). Run a check on it (metrics, logs, "
