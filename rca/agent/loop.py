@@ -214,7 +214,7 @@ class Agent:
         if hyp is None or why is not None:
             state = hyp.state if hyp else "unknown"
             events.append(f"step {step}: conclusion {service!r} refused (state {state})")
-            return (f"Refused: {why} (state {state}). Run a check on it (metrics, logs, "
+            return (f"Refused: {why}. Run a check on it (metrics, logs, "
                     "Kubernetes, Git), or conclude on a verified suspect.")  # fmt: skip
         narration.append(str(args.get("summary", "")))
         events.append(f"step {step}: conclusion {service!r} accepted ({hyp.state})")

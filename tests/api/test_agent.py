@@ -66,7 +66,7 @@ def test_conclusion_without_evidence_is_refused(
     ]
     run = agent(scripted_model).investigate(ALERT, payment_plan(platform, ALERT), ctx(platform))
     assert any("conclusion 'payment' refused (state Candidate)" in e for e in run.events)
-    assert "Refused" in scripted_model.requests[1]["messages"][-1]["content"]
+    assert "Refused: payment is Candidate." in scripted_model.requests[1]["messages"][-1]["content"]
     assert run.ending == Ending.CONCLUDED and run.conclusion == "payment"
     payment = run.sink.hypotheses["payment"]
     assert [e.verdict for e in payment.evidence] == [Verdict.SUPPORTS]
