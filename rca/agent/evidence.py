@@ -252,10 +252,7 @@ class Hypothesis:
         changed = self.changed_at
         if changed is None:
             return []
-        after = [(e, v) for e in self.evidence
-                 if source_of(e.tool) == METRICS and e.window is not None and e.resolution_s
-                 and could_show(changed, e.window[1], e.resolution_s)
-                 for span, v in e.judged_windows if e.window[1] - span >= changed]  # fmt: skip
+        after = self._after_change(changed)
         health = [(e, v) for e, v in after if e.check in HEALTH]
         rose = any(v == Verdict.SUPPORTS for _, v in after)
         if rose or not health or any(v != Verdict.REFUTES for _, v in health):
@@ -265,6 +262,29 @@ class Hypothesis:
             f"{self.suspect}'s change at {iso(changed)} is no evidence of this incident: "
             f"its {', '.join(read)}, read after it, stayed healthy and steady"
         ]
+
+    def _after_change(self, changed: float) -> list[tuple[ToolEvidence, Verdict]]:
+        """Each metrics window judged wholly after the change, late enough to show it
+        (`settled`), with its verdict."""
+        return [(e, v) for e in self.evidence
+                if source_of(e.tool) == METRICS and e.window is not None and e.resolution_s
+                and could_show(changed, e.window[1], e.resolution_s)
+                for span, v in e.judged_windows if e.window[1] - span >= changed]  # fmt: skip
+
+    def _corroborating(self, pro: frozenset[str]) -> frozenset[str]:
+        """The independent lines that bear out one another: a change and a metrics rise
+        that ended before it are two faults of one service, not one fault seen twice. Where
+        the suspect's metrics were read after its change, late enough to show it, and none
+        of those readings rose, its metrics (risen only over windows that began before the
+        change) do not corroborate the change; with no such reading, they may."""
+        lines = pro - NOT_A_LINE
+        changed = self.changed_at
+        if CHANGE not in lines or METRICS not in lines or changed is None:
+            return lines
+        after = self._after_change(changed)
+        if after and not any(v == Verdict.SUPPORTS for _, v in after):
+            return lines - {METRICS}
+        return lines
 
     def unsettled(self) -> list[str]:
         """Why each refutation taken too soon after the suspect's change judges nothing
@@ -300,13 +320,13 @@ class Hypothesis:
         (`SHOWS_A_FAULT`): against such a source it only keeps the hypothesis from
         Validated (and is not counted in its confidence). A change alone (the suspect
         changed, nothing shows it failing) is refuted by as many healthy measurements as
-        before."""
+        before. Validated needs two lines that bear out one another (`_corroborating`)."""
         t = self._tally()
         if not t.pro and not t.con:
             return HypothesisState.CANDIDATE
         if len(t.con) >= len(t.pro) and not t.pro & SHOWS_A_FAULT:
             return HypothesisState.REFUTED
-        if len(t.pro - NOT_A_LINE) >= 2 and not t.con and not t.objections:
+        if len(self._corroborating(t.pro)) >= 2 and not t.con and not t.objections:
             return HypothesisState.VALIDATED
         return HypothesisState.SUPPORTED
 

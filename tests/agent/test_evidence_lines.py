@@ -224,7 +224,10 @@ def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:
     and the 1 after the release: an earlier fault's residue, not this release's doing. The
     release is no line (Supported on the p95 alone, not Validated), and the report says
     why. Risen in the last 5 too, the release stands (Validated), as it does released 30 s
-    before, which no reading could show yet. Its cpu or restarts rising after it are
+    before, which no reading could show yet. Middling after the release (risen over the 30
+    minutes only, neither healthy nor risen enough since), the release stands and the p95
+    stands, but they are not one fault seen twice: Supported, not Validated. Its cpu or
+    restarts rising after it are
     movement (the release stands); a middling p95 after it (risen, not enough to support)
     leaves it standing; healthy after it, a p95 middling over the 30 minutes leaves nothing
     to conclude on, whatever a restart count (no healthy verdict) reads; with no reading
@@ -250,6 +253,8 @@ def test_a_release_its_health_did_not_move_after_is_no_evidence() -> None:
     sink = EvidenceSink({"payment": residue})
     assert why in build_report(Alert({"service": "payment"}), sink, "concluded", None).notes
     assert released(300, ("latency_p95", S, (S, S, R))).state == HypothesisState.VALIDATED
+    before = released(300, ("latency_p95", S, (S, N, N)))  # rose, then middling after it
+    assert before.state == HypothesisState.SUPPORTED and not before.unmoved()
     too_soon = released(30, ("latency_p95", S, (S, R, R)))
     assert too_soon.state == HypothesisState.VALIDATED and not too_soon.unmoved()
     cpu = released(300, ("cpu", S, (S, S, S)), ("error_rate", R, (R, R, R)))
