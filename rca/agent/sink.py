@@ -60,8 +60,8 @@ class EvidenceSink:
             return f"{hyp.suspect} is {hyp.state}"
         if not hyp._tally().pro_tools:
             return f"no tool supports {hyp.suspect}"
-        judged = [e for h in self.hypotheses.values() for e in h.evidence
-                  if is_a_line(e.tool) and e.verdict != Verdict.INCONCLUSIVE]  # fmt: skip
+        judged = any(is_a_line(e.tool) and e.verdict != Verdict.INCONCLUSIVE
+                     for h in self.hypotheses.values() for e in h.evidence)  # fmt: skip
         if not hyp.verified and judged:
             return (f"no tool on a source beyond the graph and memory supports "
                     f"{hyp.suspect}")  # fmt: skip
