@@ -33,7 +33,7 @@ A conclusion needs a tool's support (`EvidenceSink.concludable`), and, wherever 
 beyond the graph and memory judged any suspect of the investigation, that source's: the
 graph proposes, tools verify. A lead that rests on a change alone must also have been open
 to refutation: wherever a source that shows a fault read any suspect, one read it
-(`EvidenceSink.unconcludable`). Validated takes two lines that bear each other out
+(`EvidenceSink.untested`). Validated takes two lines that bear each other out
 (`Hypothesis._corroborating`).
 
 The model cannot move a hypothesis: the sink refuses evidence whose source is

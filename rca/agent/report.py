@@ -13,7 +13,7 @@ from stackgraph.rca.model import Alert
 
 from .alike import Calls, conclusion_state, no_calls, rivals
 from .calibration import Calibrated, OutcomeHistory
-from .evidence import Hypothesis, HypothesisState, ToolEvidence, Verdict
+from .evidence import Hypothesis, ToolEvidence, Verdict
 from .sink import EvidenceSink
 
 
@@ -194,8 +194,7 @@ def build_report(
         )
     notes = [f"rejected evidence from {e.tool}: {why}" for e, why in sink.rejected]
     notes += [why for h in ranked for why in (*h.unmoved(), *h.unsettled())]
-    notes += [why for h in ranked if h.verified and h.state != HypothesisState.REFUTED
-              and (why := sink.unconcludable(h))]  # fmt: skip
+    notes += [why for h in ranked if (why := sink.untested(h))]
     return Report(
         diagnosis,
         summary,

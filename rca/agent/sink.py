@@ -17,6 +17,9 @@ from .evidence import (
     is_a_line,
 )
 
+LEADS = (HypothesisState.SUPPORTED, HypothesisState.VALIDATED)
+"""The states a conclusion may be drawn from."""
+
 
 class EvidenceRejected(ValueError):
     """Evidence the sink refuses (model-asserted, or about no known hypothesis)."""
@@ -52,11 +55,9 @@ class EvidenceSink:
         any suspect in this investigation (tools that could verify did their work: the
         graph's support alone is the plan's claim read back). Where none could judge (a
         deployment with the graph alone), the graph's frontier check is all the checking
-        there is, and the conclusion's confidence says how little that is. A lead that rests
-        on a change alone must have been open to refutation: wherever a source that shows a
-        fault read any suspect, some such source must have read this one (a release on a
-        service nothing measures is a lead to name, not a verified cause)."""
-        if hyp.state not in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
+        there is, and the conclusion's confidence says how little that is. And it must have
+        been open to refutation (`untested`)."""
+        if hyp.state not in LEADS:
             return f"{hyp.suspect} is {hyp.state}"
         if not hyp._tally().pro_tools:
             return f"no tool supports {hyp.suspect}"
@@ -65,13 +66,22 @@ class EvidenceSink:
         if not hyp.verified and judged:
             return (f"no tool on a source beyond the graph and memory supports "
                     f"{hyp.suspect}")  # fmt: skip
-        if CHANGE not in hyp._tally().pro or hyp.seen_failing or hyp.health_read:
+        return self.untested(hyp)
+
+    def untested(self, hyp: Hypothesis) -> str | None:
+        """Why a lead that rests on a change alone was never open to refutation, if it was
+        not: wherever a source that shows a fault read any suspect, none read this one (a
+        release on a service nothing measures is a lead to name, not a verified cause)."""
+        pro = hyp._tally().pro
+        if hyp.state not in LEADS or CHANGE not in pro or pro & SHOWS_A_FAULT:
             return None
-        if any(h.health_read for h in self.hypotheses.values()):
-            shown = ", ".join(sorted(SHOWS_A_FAULT))
-            return (f"{hyp.suspect} rests on a change alone, and no reading of its health "
-                    f"({shown}) exists to test it: a lead, not a verified cause")  # fmt: skip
-        return None
+        if hyp.health_read or not any(h.health_read for h in self.hypotheses.values()):
+            return None
+        shown = ", ".join(sorted(SHOWS_A_FAULT))
+        return (
+            f"{hyp.suspect} rests on a change alone, and no reading of its health "
+            f"({shown}) exists to test it: a lead, not a verified cause"
+        )
 
     def ensure(self, suspect: str, kind: str = "Service") -> Hypothesis:
         """A suspect the model or a tool brought up that the plan did not rank."""

@@ -187,7 +187,7 @@ def test_of_leads_weighed_alike_the_floor_concludes_the_callee() -> None:
     call between them, a callee that only changed or only used more cpu (no symptom calls
     carry), or a caller that changed itself or used more cpu itself (no symptom a callee
     explains), or two that call each other, the plan's order decides. A caller that only
-    changed, its health never read, is no conclusion at all (`EvidenceSink.unconcludable`)."""
+    changed, its health never read, is no conclusion at all (`EvidenceSink.untested`)."""
     lat, err, logs = ("prometheus_query", "signal=latency_p95"), ("prometheus_query",
                       "signal=error_rate"), ("loki_query", "contains=error")  # fmt: skip
     cpu, git = ("prometheus_query", "signal=cpu"), ("git_log", "default")
