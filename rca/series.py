@@ -23,6 +23,11 @@ how many calls fail (ERROR_HALF, 2%, scores one half). Latency counts only once 
 (a per-window percentile wanders by tens of percent). Latency and errors are judged
 upwards only (a service getting faster or failing less is no symptom); every other kind
 both ways.
+
+Readings overlap: a rate over a minute read every 15 s carries one slow minute (a fresh
+pod's first requests) into the readings within two spans of it, a quarter of a five-minute
+window, and the larger half's mean doubles. Such a move, back in band by the window's end,
+is none the alert (firing while its cause is present) reports: `_stray_span`.
 """
 
 from __future__ import annotations
@@ -141,6 +146,22 @@ def _sustained(out: np.ndarray) -> int | None:
     return int(starts[0]) if len(starts) else None
 
 
+def _stray_span(out: np.ndarray, probe: ProbeSeries, window: tuple[float, float] | None) -> bool:
+    """Whether the readings out of band are one span's worth that ended before the window
+    did: readings overlap (each covers `span_s`), so one stray minute reaches those within
+    two spans of it, and a move gone by the alert is none the alert reports."""
+    hits = np.nonzero(out)[0]
+    if not len(hits) or out[-1] or probe.span_s <= 0:
+        return False
+    if len(probe.alert_times) == len(out):
+        times = np.asarray(probe.alert_times, dtype=float)
+    elif window is not None:
+        times = np.linspace(window[0], window[1], len(out))
+    else:
+        return False
+    return bool(times[hits[-1]] - times[hits[0]] < 2 * probe.span_s)
+
+
 def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> SeriesTest:
     """The verdict on one probed series (see the module docstring)."""
     base, alert = probe.baseline, probe.alert
@@ -161,6 +182,9 @@ def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> Ser
     if effect <= 0:
         return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: in band ({case})")
     out = out_of_band(base, alert, probe.kind)
+    if _stray_span(out, probe, window):
+        return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: one span out of band, "
+                          f"back in band by the window's end ({case})")  # fmt: skip
     if not out.any():  # the halves left the band only together: the crossing is their span
         out = np.ones(len(alert), dtype=bool)
     first = _sustained(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from stackgraph.rca.facts import ChangeFact, EdgeFact, Facts, NodeFact, ProbeSeries
 from stackgraph.rca.scorers import anomaly, change, onset, telemetry, traversal
+from stackgraph.rca.series import assess
 from stackgraph.rca.windows import Windows
 
 WIN = Windows(alert=(1000.0, 1600.0), baseline=(400.0, 1000.0))
@@ -126,6 +127,25 @@ def test_a_release_too_recent_for_its_series_to_show_is_not_judged_by_them() -> 
     fine = ProbeSeries("latency", "latency", FLAT, FLAT, tuple(1465.0 + 15 * i for i in range(10)))
     seen = (ChangeFact("mid", "Deploy", 1540.0, "v2"),)
     assert "mid" not in change(_facts({"mid": (fine,)}, seen), {}).scores
+
+
+def test_one_span_gone_by_the_windows_end_is_no_move() -> None:
+    """Readings every 15 s of a rate over a minute: one slow minute (a fresh pod's first
+    requests) reaches the readings within two spans of it. Gone by the alert, it is no move
+    of what the alert reports; at the window's end, or longer than two spans, it is."""
+    times = tuple(1000.0 + 15.0 * i for i in range(40))
+    base = FLAT * 4
+    minute = base[:20] + (30.0,) * 6 + base[26:]
+    gone = ProbeSeries("latency", "latency", FLAT, minute, times, span_s=60.0)
+    assert not assess(gone, WIN.alert).out
+    assert "one span out of band" in assess(gone, WIN.alert).phrase
+    assert "mid" not in anomaly(_facts({"mid": (gone,)}), {}).scores
+    last = ProbeSeries("latency", "latency", FLAT, base[:34] + (30.0,) * 6, times, span_s=60.0)
+    longer = ProbeSeries("latency", "latency", FLAT, base[:20] + (30.0,) * 9 + base[29:], times,
+                         span_s=60.0)  # fmt: skip
+    assert assess(last, WIN.alert).out and assess(longer, WIN.alert).out
+    unknown = ProbeSeries("latency", "latency", FLAT, minute, times)  # span unknown: as before
+    assert assess(unknown, WIN.alert).out
 
 
 def test_a_spike_before_the_fault_is_not_its_onset() -> None:
