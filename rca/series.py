@@ -146,20 +146,24 @@ def _sustained(out: np.ndarray) -> int | None:
     return int(starts[0]) if len(starts) else None
 
 
-def _stray_span(out: np.ndarray, probe: ProbeSeries, window: tuple[float, float] | None) -> bool:
+def _reading_times(probe: ProbeSeries, window: tuple[float, float] | None) -> np.ndarray | None:
+    """When each alert-window reading was taken: as probed, else evenly over `window`."""
+    n = len(probe.alert)
+    if len(probe.alert_times) == n:
+        return np.asarray(probe.alert_times, dtype=float)
+    if window is None:
+        return None
+    return window[0] + np.arange(n) * (window[1] - window[0]) / n
+
+
+def _stray_span(out: np.ndarray, times: np.ndarray | None, span_s: float) -> bool:
     """Whether the readings out of band are one span's worth that ended before the window
     did: readings overlap (each covers `span_s`), so one stray minute reaches those within
     two spans of it, and a move gone by the alert is none the alert reports."""
     hits = np.nonzero(out)[0]
-    if not len(hits) or out[-1] or probe.span_s <= 0:
+    if not len(hits) or out[-1] or span_s <= 0 or times is None:
         return False
-    if len(probe.alert_times) == len(out):
-        times = np.asarray(probe.alert_times, dtype=float)
-    elif window is not None:
-        times = np.linspace(window[0], window[1], len(out))
-    else:
-        return False
-    return bool(times[hits[-1]] - times[hits[0]] < 2 * probe.span_s)
+    return bool(times[hits[-1]] - times[hits[0]] < 2 * span_s)
 
 
 def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> SeriesTest:
@@ -182,17 +186,14 @@ def assess(probe: ProbeSeries, window: tuple[float, float] | None = None) -> Ser
     if effect <= 0:
         return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: in band ({case})")
     out = out_of_band(base, alert, probe.kind)
-    if _stray_span(out, probe, window):
+    times = _reading_times(probe, window)
+    if _stray_span(out, times, probe.span_s):
         return SeriesTest(case, phrase=f"{probe.kind} {probe.name}: one span out of band, "
                           f"back in band by the window's end ({case})")  # fmt: skip
     if not out.any():  # the halves left the band only together: the crossing is their span
         out = np.ones(len(alert), dtype=bool)
     first = _sustained(out)
-    onset: float | None = None
-    if first is not None and len(probe.alert_times) == len(alert):
-        onset = float(probe.alert_times[first])
-    elif first is not None and window is not None:
-        onset = window[0] + first * (window[1] - window[0]) / len(alert)
+    onset = float(times[first]) if first is not None and times is not None else None
     level = hi if up >= down else lo
     phrase = f"{probe.kind} {probe.name}: {med:.4g} → {level:.4g} ({case}, change {effect:.2f})"
     return SeriesTest(case, round(effect, 4), onset, phrase)

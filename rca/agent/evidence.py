@@ -129,6 +129,10 @@ class HypothesisState(StrEnum):
     VALIDATED = "Validated"
 
 
+LEADS = (HypothesisState.SUPPORTED, HypothesisState.VALIDATED)
+"""The states a conclusion may be drawn from."""
+
+
 @dataclass(frozen=True)
 class ToolEvidence:
     """One tool call read against one hypothesis (the design's `Evidence` of the agent)."""

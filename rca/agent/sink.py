@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .evidence import (
     CHANGE,
+    LEADS,
     LLM_INFERRED,
     SHOWS_A_FAULT,
     Hypothesis,
@@ -16,9 +17,6 @@ from .evidence import (
     Verdict,
     is_a_line,
 )
-
-LEADS = (HypothesisState.SUPPORTED, HypothesisState.VALIDATED)
-"""The states a conclusion may be drawn from."""
 
 
 class EvidenceRejected(ValueError):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evidence import HypothesisState
+from ..evidence import LEADS
 from ..sink import EvidenceSink
 from .stages import Stages
 
@@ -151,7 +151,7 @@ def calibration(stages: Stages, sink: EvidenceSink) -> StageScore:
     if who is None:
         return StageScore(1.0)
     hyp = sink.hypotheses.get(who)
-    if hyp is None or hyp.state not in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
+    if hyp is None or hyp.state not in LEADS:
         return StageScore(0.0, (f"concluded {who}, which the evidence does not support",))
     gap = abs(stages.dr.confidence - hyp.confidence)
     score = max(0.0, 1.0 - gap / CONFIDENCE_GAP)

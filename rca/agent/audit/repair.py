@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..alike import Calls, no_calls
-from ..evidence import DATA_SOURCE, NOT_A_LINE, READS, WITH_BASELINE, HypothesisState, source_of
+from ..evidence import DATA_SOURCE, LEADS, NOT_A_LINE, READS, WITH_BASELINE, source_of
 from ..sink import EvidenceSink
 from ..toolbox import WIDEN, ToolContext
 from .checks import DELTA, STAGES, Audit, Neighbours, audit, joined, route_of
@@ -200,7 +200,7 @@ def _args(name: str, who: str) -> list[dict[str, Any]]:
 def _reconclude(w: Work, conclude: Conclude) -> str | None:
     """Keep the conclusion while the evidence still supports it; else what the floor says."""
     hyp = w.sink.hypotheses.get(w.conclusion) if w.conclusion else None
-    if hyp is not None and hyp.state in (HypothesisState.SUPPORTED, HypothesisState.VALIDATED):
+    if hyp is not None and hyp.state in LEADS:
         return w.conclusion
     return conclude(w.sink)
 
