@@ -124,7 +124,9 @@ def _outcome(
         },
         root_cause_state=str(truth["state"]) if truth else None,
         root_cause_evidence={
-            f"{e['tool']}:{e.get('check') or 'default'}": str(e["verdict"])
+            f"{e['tool']}:{e.get('check') or 'default'}": (
+                f"{e['verdict']}: {str(e.get('result_summary') or '')[:SUMMARY_CHARS]}"
+            )
             for e in truth.get("evidence", [])
         },
         hypotheses=[

@@ -92,8 +92,9 @@ class Outcome:
     concluded hypothesis: what a conclusion, right or wrong, rested on."""
     root_cause_state: str | None = None
     root_cause_evidence: dict[str, str] = field(default_factory=dict)
-    """`tool:check` → verdict on the true root cause's hypothesis (read for diagnosis and
-    scoring only: where the agent's tools refuted what the plan got right)."""
+    """`tool:check` → verdict and what the tool said, on the true root cause's hypothesis
+    (read for diagnosis and scoring only: why the agent's tools refuted, or could not
+    judge, what the plan got right)."""
     hypotheses: list[tuple[str, str, float]] = field(default_factory=list)
     """Every hypothesis the investigation held: (suspect, state, the evidence's confidence),
     best first, as the agent ranked them (the rivals a conclusion was chosen among)."""
