@@ -25,7 +25,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,16 @@ SUMMARY_CHARS = 200
 Progress = Callable[[int, int, str], None]
 EXTERNAL_URL = "http://alertmanager.invalid:9093"
 """Where the webhook says it comes from (Alertmanager's `externalURL`)."""
+
+
+def _what_checks_said(evidence: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """`tool:check` → each check's verdict and the start of what the tool said."""
+    return {
+        f"{e['tool']}:{e.get('check') or 'default'}": (
+            f"{e['verdict']}: {str(e.get('result_summary') or '')[:SUMMARY_CHARS]}"
+        )
+        for e in evidence
+    }
 
 
 def _ranking(services: list[str], known: tuple[str, ...]) -> list[str]:
@@ -115,20 +125,11 @@ def _outcome(
         conclusion_tools=sorted(
             {e["tool"] for e in (chosen or {}).get("evidence", []) if e["verdict"] == "supports"}
         ),
-        conclusion_evidence={
-            f"{e['tool']}:{e.get('check') or 'default'}": (
-                f"{e['verdict']}: {str(e.get('result_summary') or '')[:SUMMARY_CHARS]}"
-            )
-            for e in (chosen or {}).get("evidence", [])
-            if e["verdict"] != "inconclusive"
-        },
+        conclusion_evidence=_what_checks_said(
+            e for e in (chosen or {}).get("evidence", []) if e["verdict"] != "inconclusive"
+        ),
         root_cause_state=str(truth["state"]) if truth else None,
-        root_cause_evidence={
-            f"{e['tool']}:{e.get('check') or 'default'}": (
-                f"{e['verdict']}: {str(e.get('result_summary') or '')[:SUMMARY_CHARS]}"
-            )
-            for e in truth.get("evidence", [])
-        },
+        root_cause_evidence=_what_checks_said(truth.get("evidence", [])),
         hypotheses=[
             (str(h["suspect"]), str(h["state"]), float(h["confidence"]))
             for h in detail.get("hypotheses") or []

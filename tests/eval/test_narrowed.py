@@ -75,9 +75,9 @@ def test_end_to_end_the_agent_reads_the_narrowed_world(
     assert not card["skipped"], card["skipped"]
     assert any(n.startswith("only: latency kept") for n in card["notes"])
     (before,), (after,) = full["incidents"], card["incidents"]
-    verdicts = [v.partition(":")[0] for v in after["root_cause_evidence"].values()]
     assert before["root_cause_evidence"]["prometheus_query:signal=cpu"].startswith("supports:")
     # the world held no CPU series: no check of the agent found one to support it
     assert after["state"] == "done" and after["tool_calls"] > 0
+    verdicts = [v.partition(":")[0] for v in after["root_cause_evidence"].values()]
     assert "supports" not in verdicts, after
     assert card["cost"]["series"] < full["cost"]["series"]
