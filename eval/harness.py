@@ -193,14 +193,16 @@ def evaluate(
     attempts: int = 3,
     feedback: bool = False,
     only: frozenset[str] | None = None,
+    topology: bool = True,
 ) -> dict[str, Any]:
     """The scorecard of StackGraph and every baseline on the same cases, in one run; with
     `ablation`, also StackGraph without each scorer and each scorer alone (`eval.ablation`);
     `attempts`: stages of `rca.programs` per case, for Accuracy@3,i (0: none); with
     `feedback`, each case's graph also holds the root causes confirmed for the cases before
     it, as a platform's users' feedback leaves them (`Replayer.feedback`); with `only`,
-    each case keeps only those sources (`eval.narrowed`), for every method alike."""
-    cases = narrowed(load(name, path, adapter)[:limit], only)
+    each case keeps only those sources (`eval.narrowed`), for every method alike; without
+    `topology`, no case states its call graph or manifests."""
+    cases = narrowed(load(name, path, adapter)[:limit], only, topology)
     manifests_root = manifests_root or manifests_beside(path)
     cases = place(cases)
     methods = methods_for(cases)
@@ -245,7 +247,7 @@ def evaluate(
         "alert time from the symptom's own series (eval/alerting.py); the plan's windows are "
         "the read path's own, from the alert alone (no label: not the dataset's fault-free "
         "window); every method reads those windows",
-        *left_out(only),
+        *left_out(only, topology),
         *(
             [
                 "feedback: each case's graph holds the root causes confirmed for the cases "

@@ -1,6 +1,8 @@
 """What a replayed case hands the lanes, written as the files a user would point them at.
 
-Releases become a Flux status dump (one HelmRelease per released service, its
+A case with no manifests becomes the inventory a cluster's API would list (a Deployment and
+a Service per service whose pods the data has), read by the `infra` lane; releases become a
+Flux status dump (one HelmRelease per released service, its
 `status.history` newest first), read by the `change` lane; catalog criticality becomes a
 catalog file, read by the `catalog` lane; log lines become logcli JSON Lines, read by the
 read path's file log source (`rca.sources.FileLogs`). Pure builders plus writers; nothing
@@ -24,11 +26,27 @@ from stackgraph.ingest.lanes.telemetry import Span
 
 from .datasets.model import ChangeEvent, LogRecord
 
-__all__ = ["catalog_doc", "helm_releases", "write_logs", "write_spans", "write_yaml"]
+__all__ = ["catalog_doc", "helm_releases", "inventory", "write_logs", "write_spans", "write_yaml"]
 
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def inventory(services: Iterable[str], namespace: str = "default") -> list[dict[str, Any]]:
+    """A Deployment and a Service per service: what the Kubernetes API lists of workloads
+    whose pods the data has, and nothing of how they call each other."""
+    out: list[dict[str, Any]] = []
+    for name in sorted(set(services)):
+        meta = {"name": name, "namespace": namespace, "labels": {"app": name}}
+        out.append({"apiVersion": "v1", "kind": "Service", "metadata": meta,
+                    "spec": {"selector": {"app": name}, "ports": [{"port": 80}]}})  # fmt: skip
+        pod = {"metadata": {"labels": {"app": name}},
+               "spec": {"containers": [{"name": name, "image": name}]}}  # fmt: skip
+        spec = {"selector": {"matchLabels": {"app": name}}, "template": pod}
+        out.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+                    "spec": spec})  # fmt: skip
+    return out
 
 
 def helm_releases(

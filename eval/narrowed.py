@@ -2,7 +2,8 @@
 
 The ranking is judged on platforms that record other things than the shared datasets do
 (a managed cloud with only latency, requests and availability; no logs; no releases). Keeping
-a dataset's sources to such a set measures, on labelled cases, how the plan and the baselines
+a dataset's sources to such a set (or leaving out the topology it states: a platform whose
+calls no tracer sees) measures, on labelled cases, how the plan and the baselines
 fare there, every method in the same run on the same narrowed data."""
 
 from __future__ import annotations
@@ -39,9 +40,13 @@ def sources_from(text: str | None) -> frozenset[str] | None:
     return frozenset(keep)
 
 
-def narrowed(cases: list[Case], keep: Collection[str] | None) -> list[Case]:
+def narrowed(cases: list[Case], keep: Collection[str] | None, topology: bool = True) -> list[Case]:
     """Each case with only the sources in `keep` (metric kinds, logs, traces, releases);
-    `cases` as they are where `keep` is None."""
+    without `topology`, also without the call graph and the manifests the dataset states (the
+    graph then holds the calls the metrics measured and the services the cluster lists);
+    `cases` as they are where `keep` is None and `topology` is kept."""
+    if not topology:
+        cases = [replace(c, call_edges=(), manifests=None) for c in cases]
     if keep is None:
         return cases
     return [
@@ -56,12 +61,18 @@ def narrowed(cases: list[Case], keep: Collection[str] | None) -> list[Case]:
     ]
 
 
-def left_out(keep: Collection[str] | None) -> list[str]:
-    """The scorecard's line saying what every method was given (none where all was)."""
+def left_out(keep: Collection[str] | None, topology: bool = True) -> list[str]:
+    """The scorecard's lines saying what every method was given (none where all was)."""
+    out = [] if topology else [
+        "no topology: the call graph and the manifests the dataset states left out; the graph "
+        "holds the calls the metrics measured and the services the cluster lists; every "
+        "method read the same"
+    ]  # fmt: skip
     if keep is None:
-        return []
+        return out
     left = sorted(SOURCES - set(keep))
     return [
         f"only: {', '.join(sorted(keep))} kept, as a platform recording nothing else "
-        f"(left out: {', '.join(left) or 'nothing'}); every method read the same"
+        f"(left out: {', '.join(left) or 'nothing'}); every method read the same",
+        *out,
     ]

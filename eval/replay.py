@@ -4,7 +4,8 @@ The dataset's telemetry is already in a real Prometheus (see `harness`). For eac
 in a graph key of its own:
 
     catalog lane    criticality, where the dataset states it
-    infra lane      the dataset's Kubernetes manifests
+    infra lane      the dataset's Kubernetes manifests; without them, the inventory the
+                    cluster's API would list (a Deployment and a Service per service)
     change lane     its releases, as a Flux HelmRelease status dump
     telemetry lane  Tempo's service graph from Prometheus, as the CronJob would have run it
                     every `LANE_EVERY_S` while the case was recorded (its baseline, then
@@ -61,7 +62,7 @@ from stackgraph.store import GraphStore
 
 from .alerting import AlertTime, detect_alert
 from .datasets.model import CallEdge, Case, MetricSeries
-from .lane_files import catalog_doc, helm_releases, write_yaml
+from .lane_files import catalog_doc, helm_releases, inventory, write_yaml
 
 __all__ = ["LANE_EVERY_S", "Replay", "Replayer", "case_alert", "confirmed", "observe"]
 
@@ -218,10 +219,12 @@ class Replayer:
             catalog = write_yaml(folder / "catalog.yaml", catalog_doc(case.criticality))
             failures += run_lanes(graph, settings, "catalog", catalog=catalog,
                                   clock=clock(start), who="eval")[1]  # fmt: skip
-        if case.manifests and self.manifests_root is not None:
-            manifests = self.manifests_root / case.manifests
-            failures += run_lanes(graph, settings, "infra", manifests=manifests,
-                                  clock=clock(start), who="eval")[1]  # fmt: skip
+        manifests = (self.manifests_root / case.manifests
+                     if case.manifests and self.manifests_root is not None
+                     else write_yaml(folder / "inventory" / "workloads.yaml",
+                                     inventory(case.services)).parent)  # fmt: skip
+        failures += run_lanes(graph, settings, "infra", manifests=manifests,
+                              clock=clock(start), who="eval")[1]  # fmt: skip
         released = [c for c in case.changes if c.at <= at]
         if released:
             dump = write_yaml(folder / "flux" / "helmreleases.yaml", helm_releases(released))

@@ -13,7 +13,7 @@ from stackgraph.store import GraphReader
 
 from .change_history import changes, history
 from .facts import Facts, Request
-from .neighbourhood import callers, khop
+from .neighbourhood import callers, khop, unlinked
 from .read_time import logs, probes, traces
 
 Generator = Callable[[GraphReader, Request, Facts], Facts]
@@ -21,6 +21,7 @@ Generator = Callable[[GraphReader, Request, Facts], Facts]
 GENERATORS: dict[str, Generator] = {
     "khop": khop,
     "callers": callers,
+    "unlinked": unlinked,
     "changes": changes,
     "history": history,
     "probes": probes,

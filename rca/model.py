@@ -49,7 +49,8 @@ class Candidate:
     suggested_tools: Sequence[str] = ()
     kind: str = "Service"
     position: str = "downstream"
-    """Where it sits relative to the anchor: "anchor", "downstream" or "upstream"."""
+    """Where it sits relative to the anchor: "anchor", "downstream", "upstream" or
+    "unlinked" (in its namespace, where the graph links the anchor to nothing)."""
 
 
 @dataclass(frozen=True)

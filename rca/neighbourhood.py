@@ -1,5 +1,6 @@
 """The anchor's neighbourhood in the graph: downstream paths within the clamped hop count
-(`khop`) and direct callers (`callers`), read in one query; its nodes are the candidates."""
+(`khop`) and direct callers (`callers`), read in one query, or, where it has neither, the
+services of its namespace (`unlinked`); their nodes are the candidates."""
 
 from __future__ import annotations
 
@@ -93,6 +94,32 @@ def callers(store: GraphReader, req: Request, facts: Facts) -> Facts:
             nodes[name] = node_fact(name, r, depth=1, position="upstream")
             paths[name] = ((facts.anchor, name),)
     return replace(facts, nodes=nodes, edges=tuple(edges), paths=paths)
+
+
+def unlinked(store: GraphReader, req: Request, facts: Facts) -> Facts:
+    """Where the graph links the anchor to nothing (no call known in or out of it: a
+    platform with no tracing, a service no tracer instruments), the services of its
+    namespace: the graph cannot say what the alert depends on, so it clears none of them;
+    each is judged on its own signals. Where the anchor has a neighbourhood, nothing is
+    added: the graph places the rest of the namespace away from this alert (and a service
+    with no call of its own there is, most often, one no traffic reached)."""
+    if set(facts.nodes) - {facts.anchor}:
+        return facts
+    params = {"anchor": facts.anchor, "limit": req.limit * 5, **at_params(req.as_of)}
+    rows = store.read(cypher.load("rca_unlinked"), params)
+    if not rows:
+        return facts
+    nodes = dict(facts.nodes)
+    for r in rows:
+        name = str(r["name"])
+        nodes[name] = node_fact(name, r, depth=0, position="unlinked")
+    notes = [
+        f"the graph links {facts.anchor} to nothing: the {len(rows)} other service(s) of its "
+        f"namespace are candidates, judged on their own signals"
+    ]
+    if len(rows) >= req.limit * 5:
+        notes.append(f"the namespace's services truncated at {req.limit * 5}")
+    return replace(facts, nodes=nodes, notes=facts.note(*notes))
 
 
 def candidate_names(facts: Facts) -> list[str]:

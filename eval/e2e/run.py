@@ -250,12 +250,14 @@ def run_e2e(
     feedback: bool = True,
     progress: Progress | None = None,
     only: frozenset[str] | None = None,
+    topology: bool = True,
 ) -> dict[str, Any]:
     """The end-to-end scorecard (`score`) of dataset `name`: every case through the API,
     in the clean arm and (with `distractor`) the distractor arm; with `feedback`, in the
     dataset's order, each clean incident confirmed after it is scored (`E2ERunner`); with
-    `only`, each case keeps only those sources (`eval.narrowed`)."""
-    cases = place(narrowed(load(name, path, adapter)[:limit], only))
+    `only`, each case keeps only those sources, and without `topology` no stated call graph
+    (`eval.narrowed`)."""
+    cases = place(narrowed(load(name, path, adapter)[:limit], only, topology))
     manifests_root = manifests_root or manifests_beside(path)
     arms = ARMS if distractor else ARMS[:1]
     outcomes: list[Outcome] = []
@@ -312,7 +314,7 @@ def run_e2e(
         f"distractor arm: one release of a service whose series stayed in band (not the root "
         f"cause, not the symptom), {DISTRACTOR_LEAD_S / 60:g} min before the alert: a commit "
         "in its folder of the monorepo and a HelmRelease revision; no telemetry change",
-        *left_out(only),
+        *left_out(only, topology),
     ]
     return scorecard(name, outcomes, mode=mode, llm=llm, skipped=skipped, cost=cost,
                      notes=notes)  # fmt: skip

@@ -1,7 +1,7 @@
 """The built-in operator library: today's read path, part by part.
 
     windows                                         -> Window
-    anchor, khop, callers(CandidateSet)             -> CandidateSet
+    anchor, khop, callers, unlinked(CandidateSet)   -> CandidateSet
     probes, log_lines, spans(CandidateSet, Window)  -> Telemetry
     changes, past_incidents(CandidateSet)           -> Telemetry
     merge(CandidateSet, Window, Telemetry...)       -> Aggregate
@@ -227,6 +227,13 @@ _OPS = [
         CANDIDATES,
         _grow("callers", False),
         "adds the anchor's direct callers",
+    ),
+    Operator(
+        "unlinked",
+        (CANDIDATES,),
+        CANDIDATES,
+        _grow("unlinked", False),
+        "the anchor's namespace, where the graph links the anchor to nothing",
     ),
     Operator(
         "probes",

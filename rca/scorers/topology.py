@@ -11,8 +11,9 @@ from ..model import Evidence
 from .signal import Signal, all_nodes
 
 CRITICALITY = {"low": 0.25, "medium": 0.5, "high": 0.75, "critical": 1.0}
-POSITION = {"downstream": 1.0, "anchor": 0.6, "upstream": 0.3}
-"""Faults mostly propagate from callee to caller: downstream first, callers last."""
+POSITION = {"downstream": 1.0, "anchor": 0.6, "upstream": 0.3, "unlinked": 0.0}
+"""Faults mostly propagate from callee to caller: downstream first, callers after; last a
+service of the namespace of an anchor the graph links to nothing (`neighbourhood.unlinked`)."""
 
 
 def topology(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
@@ -28,6 +29,8 @@ def topology(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         where = (
             "the alerting service"
             if n.position == "anchor"
+            else f"in {facts.anchor}'s namespace; the graph links {facts.anchor} to nothing"
+            if n.position == "unlinked"
             else f"{n.depth} hop(s) {n.position} of {facts.anchor}"
         )
         summary = (

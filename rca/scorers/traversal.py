@@ -8,7 +8,8 @@ it moved more than any of its own.
 Without edge series (nothing probed per edge) the walk follows the services the anomaly
 scorer found out of band instead, each scored by its own anomaly beyond what its
 dependencies pass up to it: their latency and errors, the kinds the edge walk follows (a
-callee's CPU or memory is spent by it, not by its callers). Abstains when nothing moved.
+callee's CPU or memory is spent by it, not by its callers). Abstains when nothing moved;
+has no say on a service no walk can reach (`neighbourhood.unlinked`).
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def traversal(facts: Facts, prior: Mapping[str, Signal]) -> Signal:
         return votes("traversal", {}, abstained="nothing that moved is reached from the anchor")
     if via_edges:
         covered = {dst for _, dst in edge_moves(facts)} | {facts.anchor}
-    else:
-        covered = {n for n, p in facts.probes.items() if p}
+    else:  # no walk reaches an unlinked service: no say on it
+        covered = {n for n, p in facts.probes.items()
+                   if p and (n not in nodes or nodes[n].position != "unlinked")}  # fmt: skip
     return votes("traversal", scores, evidence, covered=covered)
 
 

@@ -80,6 +80,14 @@ def eval_cmd(
             "releases; `golden` = latency,errors,workload. Every method reads the same."
         ),
     ] = None,
+    topology: Annotated[
+        bool,
+        typer.Option(
+            help="--no-topology: leave out the call graph and the manifests the dataset "
+            "states, as a platform whose calls no tracer sees (the graph holds the calls "
+            "the metrics measured and the services the cluster lists)."
+        ),
+    ] = True,
 ) -> None:
     """AC@1/3/5, Avg@5 and MRR of StackGraph and every baseline on the same cases, through
     the product path: the dataset in a real Prometheus (Debian's prometheus + promtool),
@@ -97,7 +105,7 @@ def eval_cmd(
     with replaying(settings, "replay", dataset) as (store, progress):
         card = evaluate(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
                         progress=progress, ablation=ablation, attempts=max(0, attempts),
-                        feedback=feedback, only=keep)  # fmt: skip
+                        feedback=feedback, only=keep, topology=topology)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return
@@ -134,6 +142,10 @@ def eval_e2e(
         str | None,
         typer.Option(help="Keep only these sources of each case (as `eval --only`)."),
     ] = None,
+    topology: Annotated[
+        bool,
+        typer.Option(help="--no-topology: no stated call graph or manifests (as `eval`)."),
+    ] = True,
 ) -> None:
     """End to end through the API: each case's world through the lanes (and a Git monorepo
     of its releases), `serve`'s app with its workers, the alert POSTed as Alertmanager's
@@ -149,7 +161,7 @@ def eval_e2e(
     with replaying(settings, "e2e", dataset) as (store, progress):
         card = run_e2e(dataset, path, store, settings=settings, adapter=adapter, limit=limit,
                        distractor=distractor, feedback=feedback, progress=progress,
-                       only=keep)  # fmt: skip
+                       only=keep, topology=topology)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(card, indent=2) + "\n")
         return

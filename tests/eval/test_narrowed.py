@@ -14,7 +14,7 @@ from stackgraph.config import Settings
 from stackgraph.eval.datasets import DatasetError
 from stackgraph.eval.e2e import run_e2e
 from stackgraph.eval.harness import evaluate
-from stackgraph.eval.narrowed import GOLDEN, narrowed, sources_from
+from stackgraph.eval.narrowed import GOLDEN, left_out, narrowed, sources_from
 from stackgraph.eval.seeded import load_seeded
 from stackgraph.store import GraphStore
 
@@ -32,6 +32,19 @@ def test_only_the_kept_sources_stay_and_the_cases_read_are_untouched() -> None:
     with_releases = narrowed(cases, {"latency", "releases"})
     assert [c.changes for c in with_releases] == [c.changes for c in cases]
     assert [c.root_cause for c in golden] == [c.root_cause for c in cases]
+
+
+def test_without_topology_no_case_states_its_calls_or_manifests() -> None:
+    cases = load_seeded()
+    assert all(c.call_edges for c in cases)
+    bare = narrowed(cases, None, topology=False)
+    assert not any(c.call_edges or c.manifests for c in bare)
+    assert [len(c.metrics) for c in bare] == [len(c.metrics) for c in cases]
+    assert [c.call_edges for c in narrowed(cases, None)] == [c.call_edges for c in cases]
+    notes = left_out(GOLDEN, topology=False)
+    assert notes[0].startswith("only: errors, latency, workload kept")
+    assert notes[1].startswith("no topology: the call graph and the manifests")
+    assert left_out(None) == []
 
 
 def test_sources_are_named_or_the_error_lists_the_known_ones() -> None:
@@ -58,6 +71,9 @@ def test_every_method_reads_the_narrowed_cases(store: GraphStore, settings: Sett
     golden = evaluate("seeded", None, store, settings=settings, limit=2, attempts=0,
                       only=GOLDEN)  # fmt: skip
     assert any(n.startswith("only: errors, latency, workload kept") for n in golden["notes"])
+    bare = evaluate("seeded", None, store, settings=settings, limit=1, attempts=0,
+                    topology=False)  # fmt: skip
+    assert any(n.startswith("no topology:") for n in bare["notes"])
     assert not any(n.startswith("only:") for n in full["notes"])
     assert 0 < golden["cost"]["series"] < full["cost"]["series"]
     assert golden["methods"].keys() == full["methods"].keys() - {

@@ -143,10 +143,13 @@ def test_a_second_program_reuses_what_the_first_read(store: GraphStore) -> None:
     metrics = Series({"payment": 5.0})
     inv = Investigation(store, alert, T0 + 600, metrics)
     first = inv.run(DEFAULT_PROGRAM)
-    small = copy.deepcopy(SMALL)  # the default's upstream: candidates are near + callers
-    small["bindings"].insert(2, {"name": "candidates", "op": "callers", "args": ["near"]})
-    small["bindings"][3]["args"] = ["candidates", "window"]
-    small["bindings"][4]["args"] = ["candidates", "window", "metrics"]
+    small = copy.deepcopy(SMALL)  # the default's upstream: near + callers + unlinked
+    small["bindings"][2:2] = [
+        {"name": "linked", "op": "callers", "args": ["near"]},
+        {"name": "candidates", "op": "unlinked", "args": ["linked"]},
+    ]
+    small["bindings"][4]["args"] = ["candidates", "window"]
+    small["bindings"][5]["args"] = ["candidates", "window", "metrics"]
     second = inv.run(verify(parse(small), BUILTIN))
     assert not isinstance(first, str) and not isinstance(second, str)
     fresh = {c.binding for c in second.costs if not c.cached}
