@@ -144,6 +144,25 @@ def test_a_path_is_walked_at_the_alert_time(platform: GraphStore) -> None:
     assert {n for _, _, n in neighbours_at(platform, "payment", None)} >= {"cart", "checkout"}
 
 
+def test_a_walk_for_a_path_passes_nodes_with_no_name(platform: GraphStore) -> None:
+    """A release or an endpoint beside a service has no name: no hop, and no None to sort
+    among the names (the walk failed the incident's job on that)."""
+    from stackgraph.rca.agent.audit.repair import feasible_path
+    from stackgraph.schema import EdgeRecord, NodeRecord, NodeRef, RecordBatch
+
+    payment = NodeRef("Service", {"name": "payment"})
+    deploy = NodeRecord("Deploy", {"service": "payment", "image_digest": "sha256:1",
+                                   "deployed_at": NOW - 60}, {})  # fmt: skip
+    batch = RecordBatch(
+        nodes=[deploy], edges=[EdgeRecord("DEPLOYED", deploy.ref, payment, {}, "StaticInfra")]
+    )
+    with GraphIngestor(platform, who="test") as writer:
+        writer.write(batch)
+    walk = graph_neighbours(platform)
+    assert None not in walk("payment", None) and "checkout" in walk("payment", None)
+    assert feasible_path("payment", "checkout", {}, walk, None) == ("payment", "checkout")
+
+
 def test_a_repair_that_paid_is_remembered_for_alike_alerts(
     platform: GraphStore, scripted_model: ScriptedModel, payment_repo: Path
 ) -> None:

@@ -27,12 +27,13 @@ if TYPE_CHECKING:
 
 
 def graph_neighbours(store: Any) -> Neighbours:
-    """A service's neighbours as the graph held them at the time asked (time travel)."""
+    """A service's neighbours as the graph held them at the time asked (time travel); a
+    node with no name (a release, an endpoint) is no hop of a path between services."""
     seen: dict[tuple[str, float | None], set[str]] = {}
 
     def names(name: str, at: float | None) -> set[str]:
         if (name, at) not in seen:
-            seen[(name, at)] = {n for _, _, n in neighbours_at(store, name, at)}
+            seen[(name, at)] = {n for _, _, n in neighbours_at(store, name, at) if n}
         return seen[(name, at)]
 
     return names
