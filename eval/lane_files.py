@@ -2,11 +2,11 @@
 
 A case with no manifests becomes the inventory a cluster's API would list (a Deployment and
 a Service per service whose pods the data has), read by the `infra` lane; releases become a
-Flux status dump (one HelmRelease per released service, its
-`status.history` newest first), read by the `change` lane; catalog criticality becomes a
-catalog file, read by the `catalog` lane; log lines become logcli JSON Lines, read by the
-read path's file log source (`rca.sources.FileLogs`). Pure builders plus writers; nothing
-here reaches the graph (the lanes and the writer do).
+Flux status dump (one HelmRelease per released service, its `status.history` newest first),
+read by the `change` lane; catalog criticality becomes a catalog file, read by the `catalog`
+lane; log lines become logcli JSON Lines, read by the read path's file log source
+(`rca.sources.FileLogs`). Pure builders plus writers; nothing here reaches the graph (the
+lanes and the writer do).
 """
 
 from __future__ import annotations

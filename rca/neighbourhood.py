@@ -103,7 +103,7 @@ def unlinked(store: GraphReader, req: Request, facts: Facts) -> Facts:
     each is judged on its own signals. Where the anchor has a neighbourhood, nothing is
     added: the graph places the rest of the namespace away from this alert (and a service
     with no call of its own there is, most often, one no traffic reached)."""
-    if set(facts.nodes) - {facts.anchor}:
+    if any(n != facts.anchor for n in facts.nodes):
         return facts
     params = {"anchor": facts.anchor, "limit": req.limit * 5, **at_params(req.as_of)}
     rows = store.read(cypher.load("rca_unlinked"), params)
