@@ -100,7 +100,7 @@ def render(
             "p": f"r[{key_at + len(spec.keys)}]",
         }
         if prop is not None:
-            if prop not in (*spec.keys, *spec.fulltext, *spec.vector):
+            if prop not in (*spec.keys, *spec.indexed, *spec.fulltext, *spec.vector):
                 raise TemplateError(f"{prop!r} is not an indexed property of {label}")
             slots["prop"] = prop
     if edge is not None:

@@ -8,10 +8,10 @@ fare there, every method in the same run on the same narrowed data."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 
-from .datasets import METRIC_KINDS, Case, DatasetError
+from .datasets import METRIC_KINDS, USER, Case, DatasetError, MetricSeries
 
 OTHER_SOURCES: Mapping[str, str] = {
     "logs": "log lines",
@@ -46,7 +46,9 @@ def narrowed(cases: list[Case], keep: Collection[str] | None, topology: bool = T
     graph then holds the calls the metrics measured and the services the cluster lists);
     `cases` as they are where `keep` is None and `topology` is kept."""
     if not topology:
-        cases = [replace(c, call_edges=(), manifests=None) for c in cases]
+        cases = [
+            replace(c, call_edges=(), manifests=None, metrics=tuple(own(c.metrics))) for c in cases
+        ]
     if keep is None:
         return cases
     return [
@@ -61,12 +63,33 @@ def narrowed(cases: list[Case], keep: Collection[str] | None, topology: bool = T
     ]
 
 
+def own(metrics: Iterable[MetricSeries]) -> list[MetricSeries]:
+    """Each signal the dataset divided over the callers its call graph states (`spread`)
+    once more as the service's own, as a platform with no call graph records it: from
+    Tempo's uninstrumented client (`USER`), the request rates summed back. Measured edge
+    series and pod signals as they are."""
+    out: list[MetricSeries] = []
+    merged: dict[tuple[str, str], MetricSeries] = {}
+    for m in metrics:
+        if not m.spread:
+            out.append(m)
+            continue
+        key = (m.service, m.name)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = replace(m, client=USER)
+        elif m.name == "requests":
+            merged[key] = replace(seen, values=seen.values + m.values)
+    return out + list(merged.values())
+
+
 def left_out(keep: Collection[str] | None, topology: bool = True) -> list[str]:
     """The scorecard's lines saying what every method was given (none where all was)."""
     out = [] if topology else [
         "no topology: the call graph and the manifests the dataset states left out; the graph "
-        "holds the calls the metrics measured and the services the cluster lists; every "
-        "method read the same"
+        "holds the calls the metrics measured and the services the cluster lists; a "
+        "service's own signals the dataset divided over its stated callers are its own "
+        "again; every method read the same"
     ]  # fmt: skip
     if keep is None:
         return out

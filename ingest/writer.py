@@ -99,7 +99,7 @@ class GraphIngestor:
         have = self.existing_indexes()
         created: list[str] = []
         for spec in LABELS.values():
-            for prop in spec.keys:
+            for prop in (*spec.keys, *spec.indexed):
                 if (spec.name, prop, "RANGE") not in have:
                     self._write(cypher.render("index_range", label=spec.name, prop=prop))
                     created.append(f"range {spec.name}.{prop}")

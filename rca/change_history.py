@@ -12,7 +12,7 @@ from stackgraph.store import GraphReader
 from stackgraph.timetravel import at_params
 
 from .clock import parse_time
-from .facts import ChangeFact, Facts, HistoryFact, Request, num
+from .facts import WIDEST, ChangeFact, Facts, HistoryFact, Request, num
 from .neighbourhood import candidate_names
 from .prefetch import prefetched
 from .rows import str_or_none
@@ -21,7 +21,7 @@ from .rows import str_or_none
 def _changes_history(store: GraphReader, req: Request, facts: Facts) -> list[dict[str, Any]]:
     """Deploys, changes and incident history of the current candidates in one query."""
     names = candidate_names(facts)
-    limit = max(50, req.limit * 10)
+    limit = 2 * WIDEST  # deploys and changes of every candidate, as for a plan of ten
     params = {
         "names": names,
         "anchor": facts.anchor,

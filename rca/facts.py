@@ -96,9 +96,17 @@ class ProbeSeries:
         return f"{self.kind}/{self.name}"
 
 
+WIDEST = 50
+"""The most candidates one generator adds (the anchor's callers, its namespace-mates): five
+times the API's default plan of 10. Fixed, not the request's `limit`: which candidates a
+plan weighs must not depend on how many of them it is asked to show, so a replay that asks
+for every rank weighs what a user's plan of ten weighs (one path)."""
+
+
 @dataclass(frozen=True)
 class Request:
-    """What an investigation was asked: read by generators (with the store), never scored."""
+    """What an investigation was asked: read by generators (with the store), never scored.
+    `limit` is how many candidates the plan shows; no generator reads it."""
 
     alert: Alert
     windows: Windows

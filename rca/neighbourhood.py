@@ -11,7 +11,7 @@ from stackgraph import cypher
 from stackgraph.store import GraphReader
 from stackgraph.timetravel import at_params
 
-from .facts import EdgeFact, Facts, Request
+from .facts import WIDEST, EdgeFact, Facts, Request
 from .prefetch import prefetched
 from .rows import edge_fact, node_fact
 
@@ -34,13 +34,13 @@ def _neighbourhood(store: GraphReader, req: Request, anchor: str) -> list[dict[s
     params = {
         "anchor": anchor,
         "limit": req.path_limit,
-        "callers": req.limit * 5,
+        "callers": WIDEST,
         **at_params(req.as_of),
     }
     return prefetched(
         store,
         req,
-        ("neighbourhood", anchor, hops, req.path_limit, req.limit),
+        ("neighbourhood", anchor, hops, req.path_limit),
         lambda: store.read(cypher.load(f"rca_neighbourhood_{hops}"), params),
     )
 
@@ -105,7 +105,7 @@ def unlinked(store: GraphReader, req: Request, facts: Facts) -> Facts:
     with no call of its own there is, most often, one no traffic reached)."""
     if any(n != facts.anchor for n in facts.nodes):
         return facts
-    params = {"anchor": facts.anchor, "limit": req.limit * 5, **at_params(req.as_of)}
+    params = {"anchor": facts.anchor, "limit": WIDEST, **at_params(req.as_of)}
     rows = store.read(cypher.load("rca_unlinked"), params)
     if not rows:
         return facts
@@ -113,12 +113,14 @@ def unlinked(store: GraphReader, req: Request, facts: Facts) -> Facts:
     for r in rows:
         name = str(r["name"])
         nodes[name] = node_fact(name, r, depth=0, position="unlinked")
+    namespace = rows[0]["namespace"]
+    where = f"of its namespace {namespace}" if namespace else "(it names no namespace)"
     notes = [
-        f"the graph links {facts.anchor} to nothing: the {len(rows)} other service(s) of its "
-        f"namespace are candidates, judged on their own signals"
+        f"the graph links {facts.anchor} to nothing: the {len(rows)} other service(s) {where} "
+        "are candidates, judged on their own signals"
     ]
-    if len(rows) >= req.limit * 5:
-        notes.append(f"the namespace's services truncated at {req.limit * 5}")
+    if len(rows) >= WIDEST:
+        notes.append(f"the namespace's services truncated at {WIDEST}, in name order")
     return replace(facts, nodes=nodes, notes=facts.note(*notes))
 
 

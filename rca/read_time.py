@@ -4,8 +4,10 @@ source leaves a note and a partial plan; an unreachable one is not asked again."
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from stackgraph.errors import SourceUnavailable
@@ -23,31 +25,68 @@ if TYPE_CHECKING:
     from stackgraph.ingest.lanes.telemetry import Span
 
 
+PROBE_WORKERS = 8
+"""Candidates probed at once. A probe is a few range queries that mostly wait on
+Prometheus; eight stay well under its default query concurrency (20), so plans running
+side by side do not queue each other's queries."""
+
+
+@dataclass
+class _Probed:
+    series: list[ProbeSeries] = field(default_factory=list)
+    failed: Exception | None = None
+    skipped: bool = False
+    """Not asked: the source was already found unreachable."""
+
+
 def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
-    """Each candidate's own metrics in the alert and baseline windows, via MetricsSource.
+    """Each candidate's own metrics in the alert and baseline windows, via MetricsSource:
+    the first candidate alone, then the others PROBE_WORKERS at a time, kept in the
+    candidates' order whatever the timing.
 
     Reads metrics, not the graph. A failing probe is a note and the others still count;
-    an unreachable source is noted once and not asked again for this plan.
+    an unreachable source is noted once, and no probe starts after it was found (one that
+    is down from the start is asked once).
     """
     metrics = req.metrics
     if metrics is None:
         return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
     source = str(getattr(metrics, "source_name", type(metrics).__name__))
     span = float(getattr(metrics, "span_s", 0.0))
-    out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
-    notes: list[str] = []
-    names = candidate_names(facts)
-    for i, name in enumerate(names):
+    down = threading.Event()
+
+    def one(name: str) -> _Probed:
+        if down.is_set():
+            return _Probed(skipped=True)
+        got = _Probed()
         try:
             for kind in metrics.kinds(name, req.windows.baseline[0], req.windows.alert[1]):
                 probe = _probe(metrics, name, str(kind), req.windows, span)
                 if probe is not None:
-                    out.setdefault(name, []).append(probe)
+                    got.series.append(probe)
         except SourceUnavailable as exc:
-            notes.append(f"{UNAVAILABLE}, {len(names) - i} candidate(s) not probed: {exc}")
-            break
+            down.set()
+            return _Probed(failed=exc, skipped=True)
         except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
-            notes.append(f"metrics probe for {name!r} failed: {type(exc).__name__}: {exc}")
+            got.failed = exc
+        return got
+
+    names = candidate_names(facts)
+    probed = {names[0]: one(names[0])} if names else {}  # alone: does the source answer?
+    with ThreadPoolExecutor(max_workers=PROBE_WORKERS) as pool:
+        probed |= dict(zip(names[1:], pool.map(one, names[1:]), strict=True))
+    out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
+    notes: list[str] = []
+    for name, got in probed.items():
+        if got.series:
+            out.setdefault(name, []).extend(got.series)
+        if got.failed is not None and not got.skipped:
+            notes.append(f"metrics probe for {name!r} failed: {type(got.failed).__name__}: "
+                         f"{got.failed}")  # fmt: skip
+    unreachable = next((g.failed for g in probed.values() if g.skipped and g.failed), None)
+    if unreachable is not None:
+        missed = sum(1 for g in probed.values() if g.skipped)
+        notes.append(f"{UNAVAILABLE}, {missed} candidate(s) not probed: {unreachable}")
     return replace(
         facts,
         probes={k: tuple(v) for k, v in out.items()},

@@ -54,6 +54,9 @@ class LabelSpec:
     description: str = ""
     vector: tuple[str, ...] = ()
     """Vector-indexed properties; the dimension is pinned when the index is created."""
+    indexed: tuple[str, ...] = ()
+    """Range-indexed properties besides the key: a read path that selects on one (the
+    services of a namespace) would otherwise scan every node of the label."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ LABELS: dict[str, LabelSpec] = {
             ("name",),
             enums={"criticality": CRITICALITY},
             description="A deployable unit that serves or calls others.",
+            indexed=("namespace",),
         ),
         LabelSpec("Endpoint", ("service", "method", "route"), description="An HTTP route."),
         LabelSpec("NatsSubject", ("subject",), description="A NATS subject."),

@@ -202,7 +202,8 @@ def spread_to_callers(
 
     Every incoming call edge (``callers_of``: an entry service gets ``USER -> server``)
     gets the same ``errors``, ``latency_server`` and ``latency_client``; ``requests`` is
-    split evenly among the callers, so the edges still add up to the service's rate.
+    split evenly among the callers, so the edges still add up to the service's rate. Each
+    is marked ``spread``: its client comes from the stated call graph, not a measurement.
     """
     callers = callers_of(server, edges)
     signals = {
@@ -212,7 +213,7 @@ def spread_to_callers(
         "latency_client": latency_client,
     }
     return [
-        series(server, name, times, values, client=caller)
+        replace(series(server, name, times, values, client=caller), spread=True)
         for caller in callers
         for name, values in signals.items()
         if values is not None

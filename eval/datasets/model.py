@@ -91,6 +91,9 @@ class MetricSeries:
     times: np.ndarray  # epoch seconds, ascending, float64
     values: np.ndarray  # float64, same length as times
     client: str | None = None  # the caller, for an edge series
+    spread: bool = False
+    """The client was not measured: a service-level signal divided over the callers the
+    dataset's call graph states (`_common.spread_to_callers`)."""
 
 
 def series(

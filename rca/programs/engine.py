@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -107,10 +108,12 @@ class _CountingReader(GraphReader):
 
 
 class _CountingMetrics:
-    """A MetricsSource counting the points it hands out."""
+    """A MetricsSource counting the points it hands out (probes ask it from several
+    threads, so the count is kept under a lock)."""
 
     def __init__(self, inner: MetricsSource) -> None:
         self._inner = inner
+        self._lock = threading.Lock()
         self.source_name = str(getattr(inner, "source_name", type(inner).__name__))
         self.points_read = 0
 
@@ -127,7 +130,8 @@ class _CountingMetrics:
         self, service: str, kind: str, start: float, end: float
     ) -> Sequence[tuple[float, float]]:
         out = self._inner.points(service, kind, start, end)
-        self.points_read += len(out)
+        with self._lock:
+            self.points_read += len(out)
         return out
 
 

@@ -10,4 +10,6 @@ BENCHES: dict[str, str] = {
     "code_index": "stackgraph.bench.code_index",
     "memory": "stackgraph.bench.memory",
     "infra": "stackgraph.bench.infra",
+    "unlinked": "stackgraph.bench.unlinked",
+    "probes": "stackgraph.bench.probes",
 }

@@ -7,14 +7,17 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from sgtest import require
 
 from stackgraph.config import Settings
-from stackgraph.eval.datasets import DatasetError
+from stackgraph.eval.datasets import USER, DatasetError
+from stackgraph.eval.datasets._common import spread_to_callers
+from stackgraph.eval.datasets.model import series
 from stackgraph.eval.e2e import run_e2e
 from stackgraph.eval.harness import evaluate
-from stackgraph.eval.narrowed import GOLDEN, left_out, narrowed, sources_from
+from stackgraph.eval.narrowed import GOLDEN, left_out, narrowed, own, sources_from
 from stackgraph.eval.seeded import load_seeded
 from stackgraph.store import GraphStore
 
@@ -39,12 +42,31 @@ def test_without_topology_no_case_states_its_calls_or_manifests() -> None:
     assert all(c.call_edges for c in cases)
     bare = narrowed(cases, None, topology=False)
     assert not any(c.call_edges or c.manifests for c in bare)
-    assert [len(c.metrics) for c in bare] == [len(c.metrics) for c in cases]
+    assert not any(m.client not in (None, USER) for c in bare for m in c.metrics if m.spread)
     assert [c.call_edges for c in narrowed(cases, None)] == [c.call_edges for c in cases]
     notes = left_out(GOLDEN, topology=False)
     assert notes[0].startswith("only: errors, latency, workload kept")
     assert notes[1].startswith("no topology: the call graph and the manifests")
     assert left_out(None) == []
+
+
+def test_without_topology_a_signal_divided_over_stated_callers_is_the_services_own() -> None:
+    """A service-level rate the dataset split over the callers its call graph states has no
+    measured caller: without that graph it is the service's own again (Tempo's `user`), the
+    rates summed back; a measured edge series keeps its caller."""
+    t = np.arange(0.0, 600.0, 60.0)
+    edges = [("web", "cart"), ("checkout", "cart")]
+    spread = spread_to_callers("cart", edges, t, requests=np.full(t.size, 8.0),
+                               latency_server=np.full(t.size, 0.2))  # fmt: skip
+    measured = series("cart", "latency_client", t, np.full(t.size, 0.3), client="web")
+    cpu = series("cart", "cpu", t, np.full(t.size, 0.5))
+    mine = own([*spread, measured, cpu])
+    assert measured in mine and cpu in mine
+    rebuilt = {m.name: m for m in mine if m.spread}
+    assert set(rebuilt) == {"requests", "latency_server"}
+    assert {m.client for m in rebuilt.values()} == {USER}
+    assert np.allclose(rebuilt["requests"].values, 8.0)  # 4 + 4 req/s, as the service served
+    assert np.allclose(rebuilt["latency_server"].values, 0.2)
 
 
 def test_sources_are_named_or_the_error_lists_the_known_ones() -> None:

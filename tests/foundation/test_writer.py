@@ -150,6 +150,7 @@ def test_apply_schema_is_idempotent(store: GraphStore) -> None:
     with GraphIngestor(store) as w:
         created = w.apply_schema()
         assert "range Service.name" in created and "fulltext MemoryEpisode.text" in created
+        assert "range Service.namespace" in created  # the unlinked generator selects on it
         assert w.apply_schema() == []
         have = w.existing_indexes()
     assert ("Endpoint", "route", "RANGE") in have

@@ -98,8 +98,8 @@ def test_every_degree_in_the_templates_names_the_dependency_types() -> None:
             types = set(re.findall(r"'([A-Z_]+)'", match.group(2)))
             assert types == DEPENDENCY, (name, match.group(0))
             assert types <= set(EDGES)
-    assert found == 4 * 4 + 2 + 2  # two per row kind in rca_neighbourhood_1..4, two for the
-    # anchor, two for the unlinked services
+    assert found == 4 * 4 + 2 + 4  # two per row kind in rca_neighbourhood_1..4, two for the
+    # anchor, two per branch for the unlinked services
 
 
 def test_fan_in_counts_dependency_edges_only(store: GraphStore) -> None:
