@@ -11,20 +11,17 @@ For the same sample of anchors we time `investigate(hops=2)` and the raw one-hop
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from stackgraph import cypher
 from stackgraph.config import load_settings
 from stackgraph.ingest import GraphIngestor
 from stackgraph.ingest.lanes.infra import build
-from stackgraph.rca import Alert, investigate
 from stackgraph.store import GraphStore
 
 from .infra import generate
-from .investigate import T0, pct
+from .investigate import pct, time_plans
 
 
 def _layout(n_services: int, namespaces: int, samples: int) -> tuple[list[float], list[float], int]:
@@ -38,24 +35,12 @@ def _layout(n_services: int, namespaces: int, samples: int) -> tuple[list[float]
                 writer.write(batch)
             rng = np.random.default_rng(11)
             anchors = [f"app-{int(i):05d}" for i in rng.integers(0, n_services, samples)]
-            onehop = cypher.load("rca_onehop")
-            for a in anchors[:5]:  # warm the query cache
-                store.read(onehop, {"anchor": a, "limit": 1000})
-                investigate(store, Alert({"service": a}, starts_at=T0), at=T0 + 600)
-            raw: list[float] = []
-            inv: list[float] = []
-            for a in anchors:
-                t = time.perf_counter()
-                store.read(onehop, {"anchor": a, "limit": 1000})
-                raw.append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                plan = investigate(store, Alert({"service": a}, starts_at=T0), at=T0 + 600)
-                inv.append((time.perf_counter() - t) * 1000)
-                assert plan.anchor == a, plan.reason
+            raw, inv, plans = time_plans(store, anchors)
+            for plan in plans:
                 assert any("links" in n and "to nothing" in n for n in plan.notes), plan.notes
             with GraphIngestor(store, who="bench") as writer:
                 writer.drop_graph()
-    return raw, inv, len(plan.candidates)
+    return raw, inv, len(plans[-1].candidates)
 
 
 def run(quick: bool = False) -> str:
