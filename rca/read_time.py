@@ -36,7 +36,7 @@ class _Probed:
     series: list[ProbeSeries] = field(default_factory=list)
     failed: Exception | None = None
     skipped: bool = False
-    """Not asked: the source was already found unreachable."""
+    """Not probed: the source was found unreachable, by this probe or before it."""
 
 
 def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
