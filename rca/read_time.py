@@ -4,7 +4,6 @@ source leaves a note and a partial plan; an unreachable one is not asked again."
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -35,13 +34,11 @@ side by side do not queue each other's queries."""
 class _Probed:
     series: list[ProbeSeries] = field(default_factory=list)
     failed: Exception | None = None
-    skipped: bool = False
-    """Not probed: the source was found unreachable, by this probe or before it."""
 
 
-def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
+def probes(store: GraphReader, req: Request, facts: Facts, workers: int = PROBE_WORKERS) -> Facts:
     """Each candidate's own metrics in the alert and baseline windows, via MetricsSource:
-    the first candidate alone, then the others PROBE_WORKERS at a time, kept in the
+    the first candidate alone, then the others `workers` at a time, kept in the
     candidates' order whatever the timing.
 
     Reads metrics, not the graph. A failing probe is a note and the others still count;
@@ -53,11 +50,12 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
         return replace(facts, notes=facts.note("no metrics source: live probes skipped"))
     source = str(getattr(metrics, "source_name", type(metrics).__name__))
     span = float(getattr(metrics, "span_s", 0.0))
-    down = threading.Event()
+    down: list[SourceUnavailable] = []  # the first probe to find the source unreachable
 
-    def one(name: str) -> _Probed:
-        if down.is_set():
-            return _Probed(skipped=True)
+    def one(name: str) -> _Probed | None:
+        """None: not probed, the source was found unreachable (by this probe or before)."""
+        if down:
+            return None
         got = _Probed()
         try:
             for kind in metrics.kinds(name, req.windows.baseline[0], req.windows.alert[1]):
@@ -65,28 +63,27 @@ def probes(store: GraphReader, req: Request, facts: Facts) -> Facts:
                 if probe is not None:
                     got.series.append(probe)
         except SourceUnavailable as exc:
-            down.set()
-            return _Probed(failed=exc, skipped=True)
+            down.append(exc)
+            return None
         except Exception as exc:  # a probe is a remote call; any failure leaves a partial plan
             got.failed = exc
         return got
 
     names = candidate_names(facts)
     probed = {names[0]: one(names[0])} if names else {}  # alone: does the source answer?
-    with ThreadPoolExecutor(max_workers=PROBE_WORKERS) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         probed |= dict(zip(names[1:], pool.map(one, names[1:]), strict=True))
     out: dict[str, list[ProbeSeries]] = {k: list(v) for k, v in facts.probes.items()}
     notes: list[str] = []
     for name, got in probed.items():
-        if got.series:
+        if got is not None and got.series:
             out.setdefault(name, []).extend(got.series)
-        if got.failed is not None and not got.skipped:
+        if got is not None and got.failed is not None:
             notes.append(f"metrics probe for {name!r} failed: {type(got.failed).__name__}: "
                          f"{got.failed}")  # fmt: skip
-    unreachable = next((g.failed for g in probed.values() if g.skipped and g.failed), None)
-    if unreachable is not None:
-        missed = sum(1 for g in probed.values() if g.skipped)
-        notes.append(f"{UNAVAILABLE}, {missed} candidate(s) not probed: {unreachable}")
+    if down:
+        missed = sum(1 for got in probed.values() if got is None)
+        notes.append(f"{UNAVAILABLE}, {missed} candidate(s) not probed: {down[0]}")
     return replace(
         facts,
         probes={k: tuple(v) for k, v in out.items()},

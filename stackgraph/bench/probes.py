@@ -17,8 +17,9 @@ from stackgraph.config import load_settings
 from stackgraph.eval.harness import dataset_prometheus
 from stackgraph.eval.openmetrics import place
 from stackgraph.eval.seeded import load_seeded
-from stackgraph.rca import Alert, read_time
+from stackgraph.rca import Alert
 from stackgraph.rca.facts import Facts, Request
+from stackgraph.rca.read_time import PROBE_WORKERS, probes
 from stackgraph.rca.rows import node_fact
 from stackgraph.rca.sources import PrometheusMetrics
 from stackgraph.rca.windows import windows_for
@@ -27,16 +28,14 @@ from .investigate import pct
 
 
 def _timed(req: Request, facts: Facts, workers: int) -> tuple[float, Facts]:
-    read_time.PROBE_WORKERS = workers
     t = time.perf_counter()
-    out = read_time.probes(None, req, facts)  # type: ignore[arg-type]  # probes read no graph
+    out = probes(None, req, facts, workers)  # type: ignore[arg-type]  # probes read no graph
     return (time.perf_counter() - t) * 1000, out
 
 
 def run(quick: bool = False) -> str:
     cases = place(load_seeded())[: 6 if quick else None]
     rounds = 1 if quick else 3
-    default = read_time.PROBE_WORKERS
     one: list[float] = []
     side: list[float] = []
     sizes: list[int] = []
@@ -54,12 +53,11 @@ def run(quick: bool = False) -> str:
                         facts = Facts(anchor=case.services[0], nodes=nodes, windows=req.windows)
                         ms, alone = _timed(req, facts, 1)
                         one.append(ms)
-                        ms, together = _timed(req, facts, default)
+                        ms, together = _timed(req, facts, PROBE_WORKERS)
                         side.append(ms)
                         assert alone.probes == together.probes, case.case_id
                         sizes.append(len(nodes))
             finally:
-                read_time.PROBE_WORKERS = default
                 metrics.close()
     o50, o95, s50, s95 = pct(one, 50), pct(one, 95), pct(side, 50), pct(side, 95)
     cmd = "python -m stackgraph.bench --only probes" + (" --quick" if quick else "")
@@ -73,7 +71,7 @@ def run(quick: bool = False) -> str:
         "| probes | P50 ms per plan | P95 ms per plan |",
         "|---|---|---|",
         f"| one candidate at a time (reference) | {o50:.1f} | {o95:.1f} |",
-        f"| side by side ({default} at a time, the first alone) | {s50:.1f} | {s95:.1f} |",
+        f"| side by side ({PROBE_WORKERS} at a time, the first alone) | {s50:.1f} | {s95:.1f} |",
         "",
         f"Ratio side by side / one at a time: P50 {s50 / o50:.2f}x, P95 {s95 / o95:.2f}x.",
         "",
